@@ -1,0 +1,5 @@
+import sys
+
+from nard_rl.cli import main
+
+sys.exit(main())

@@ -1,0 +1,110 @@
+"""``nard moves``: list the legal plays of one position, or serve them as JSON lines."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, TextIO
+
+from nard_rl.engine.position import Position, PositionError
+from nard_rl.engine.rules import get_rules
+
+NAME = "moves"
+HELP = "List the legal plays of a position and roll (or answer JSON lines with --jsonl)."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    src = parser.add_mutually_exclusive_group()
+    src.add_argument("--id", dest="position_id", help="GNUBG Position ID (player on roll moves)")
+    src.add_argument("--xgid", help="XGID string")
+    src.add_argument("--board", help="JSON board: 26 integers from the mover's view")
+    parser.add_argument("--dice", nargs=2, type=int, metavar=("D1", "D2"), help="the roll")
+    parser.add_argument("--rules", default="standard", help="rule set: standard or mars")
+    parser.add_argument(
+        "--jsonl",
+        action="store_true",
+        help='read {"board": [...], "dice": [d1, d2], "rules": ...} lines on stdin',
+    )
+
+
+def position_from_request(request: dict[str, Any]) -> Position:
+    """Build the position of one JSON request (``board``, ``position_id`` or ``xgid``)."""
+    if "board" in request:
+        board = request["board"]
+        if not isinstance(board, list):
+            raise PositionError("board must be a list of 26 integers")
+        return Position(board)
+    if "position_id" in request:
+        return Position.from_id(str(request["position_id"]))
+    if "xgid" in request:
+        from nard_rl.engine.ids import decode_xgid
+
+        return Position(decode_xgid(str(request["xgid"])).board)
+    raise PositionError('request needs "board" or "position_id"')
+
+
+def dice_from_request(request: dict[str, Any]) -> tuple[int, int]:
+    dice = request.get("dice")
+    if (
+        not isinstance(dice, list)
+        or len(dice) != 2
+        or not all(isinstance(d, int) and not isinstance(d, bool) and 1 <= d <= 6 for d in dice)
+    ):
+        raise PositionError('"dice" must be two integers in 1..6')
+    return dice[0], dice[1]
+
+
+def answer_line(line: str) -> dict[str, Any]:
+    """One JSONL request to its answer; every failure becomes ``{"error": ...}``."""
+    try:
+        request = json.loads(line)
+        if not isinstance(request, dict):
+            raise PositionError("each line must be a JSON object")
+        position = position_from_request(request)
+        d1, d2 = dice_from_request(request)
+        rules = get_rules(request.get("rules", "standard"))
+        plays = position.plays(d1, d2, rules)
+        return {"plays": [{"move": p.move, "board": list(p.board)} for p in plays]}
+    except (ValueError, KeyError, TypeError) as exc:
+        return {"error": str(exc) or type(exc).__name__}
+
+
+def serve_jsonl(stdin: TextIO, stdout: TextIO) -> None:
+    for line in stdin:
+        if not line.strip():
+            continue
+        stdout.write(json.dumps(answer_line(line), separators=(",", ":")) + "\n")
+        stdout.flush()
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.jsonl:
+        serve_jsonl(sys.stdin, sys.stdout)
+        return 0
+    try:
+        if args.position_id:
+            position = Position.from_id(args.position_id)
+        elif args.xgid:
+            from nard_rl.engine.ids import decode_xgid
+
+            position = Position(decode_xgid(args.xgid).board)
+        elif args.board:
+            position = Position(json.loads(args.board))
+        else:
+            position = Position.start()
+        if args.dice is None:
+            raise PositionError("--dice D1 D2 is required")
+        plays = position.plays(args.dice[0], args.dice[1], get_rules(args.rules))
+    except (ValueError, json.JSONDecodeError) as exc:
+        print(f"nard moves: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"Position ID {position.position_id()}, roll {args.dice[0]}-{args.dice[1]}, "
+          f"{len(plays)} legal play{'s' if len(plays) != 1 else ''} ({args.rules})")
+    if not plays:
+        print("  no legal play: the roll is forfeited (R16)")
+    width = max((len(p.move) for p in plays), default=0)
+    for i, play in enumerate(plays, start=1):
+        after = Position(play.board, validate=False).flip()
+        print(f"{i:4d}. {play.move:<{width}}  {after.position_id()}")
+    return 0

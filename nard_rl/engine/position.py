@@ -1,0 +1,185 @@
+"""The immutable position value type, always seen from the side on roll.
+
+The canonical form is the 26-integer JSON board shared by every CLI and API (the
+pubeval / wildbg convention):
+
+* ``board[1..24]``: points numbered from the mover's home (point 1 is the mover's ace
+  point, R3); positive counts are the mover's checkers, negative the opponent's.
+* ``board[25]``: the mover's checkers on the bar (>= 0).
+* ``board[0]``: minus the opponent's checkers on the bar (<= 0).
+* Borne-off checkers are implied: 15 minus the checkers on board and bar.
+
+Seeing the position from the other side is ``flip(b)[i] = -b[25 - i]``, which is all it
+takes to hand the turn over, so every layer above the engine (encodings, networks,
+players) only ever reasons about "the side on roll".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from nard_rl.engine.rules import RuleSet
+
+BOARD_SIZE = 26
+CHECKERS = 15
+START_BOARD: tuple[int, ...] = (
+    0, -2, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, -5, 5, 0, 0, 0, -3, 0, -5, 0, 0, 0, 0, 2, 0,
+)  # fmt: skip
+
+
+class PositionError(ValueError):
+    """A board that cannot occur in a game, with the reason in the message."""
+
+
+def validate_board(board: Sequence[int]) -> tuple[int, ...]:
+    """Return ``board`` as a tuple of ints, or raise ``PositionError`` naming the problem."""
+    try:
+        values = tuple(int(v) for v in board)
+    except (TypeError, ValueError) as exc:
+        raise PositionError(f"board must be 26 integers: {exc}") from None
+    if any(float(v) != int(v) for v in board):
+        raise PositionError("board entries must be whole numbers")
+    if len(values) != BOARD_SIZE:
+        raise PositionError(f"board must have 26 entries, got {len(values)}")
+    if values[25] < 0:
+        raise PositionError(f"board[25] is the mover's bar and cannot be negative ({values[25]})")
+    if values[0] > 0:
+        raise PositionError(
+            f"board[0] is minus the opponent's bar and cannot be positive ({values[0]})"
+        )
+    mover = values[25] + sum(v for v in values[1:25] if v > 0)
+    opp = -values[0] - sum(v for v in values[1:25] if v < 0)
+    if mover > CHECKERS:
+        raise PositionError(f"the mover has {mover} checkers on board and bar, more than 15")
+    if opp > CHECKERS:
+        raise PositionError(f"the opponent has {opp} checkers on board and bar, more than 15")
+    if mover == 0 and opp == 0:
+        raise PositionError("both sides have already borne off all their checkers")
+    return values
+
+
+class Play(NamedTuple):
+    """One legal play: its notation and the resulting position, still from the mover."""
+
+    move: str
+    board: tuple[int, ...]
+
+
+class Position:
+    """An immutable position seen from the side on roll (see the module docstring).
+
+    Cheap to copy, hash and flip; built from and printed as its IDs
+    (``Position.from_id`` / ``position_id``; XGID via ``nard_rl.engine.ids``).
+    """
+
+    __slots__ = ("_board",)
+
+    def __init__(self, board: Iterable[int], *, validate: bool = True) -> None:
+        values = tuple(board)
+        self._board: tuple[int, ...] = validate_board(values) if validate else values
+
+    # construction -------------------------------------------------------------
+    @classmethod
+    def start(cls) -> Position:
+        """The opening position (R4)."""
+        return cls(START_BOARD, validate=False)
+
+    @classmethod
+    def from_array(cls, arr: np.ndarray) -> Position:
+        return cls(arr.tolist())
+
+    @classmethod
+    def from_id(cls, position_id: str) -> Position:
+        """Decode a GNUBG Position ID (the player on roll is the mover)."""
+        from nard_rl.engine.ids import decode_position_id
+
+        return cls(decode_position_id(position_id))
+
+    # views ---------------------------------------------------------------------
+    @property
+    def board(self) -> tuple[int, ...]:
+        return self._board
+
+    def to_list(self) -> list[int]:
+        return list(self._board)
+
+    def array(self) -> np.ndarray:
+        return np.array(self._board, dtype=np.int8)
+
+    def flip(self) -> Position:
+        """The same position seen by the other player."""
+        b = self._board
+        return Position(tuple(-b[25 - i] for i in range(BOARD_SIZE)), validate=False)
+
+    def position_id(self) -> str:
+        from nard_rl.engine.ids import encode_position_id
+
+        return encode_position_id(self._board)
+
+    # facts ----------------------------------------------------------------------
+    def checkers_off(self) -> tuple[int, int]:
+        """Borne-off counts ``(mover, opponent)``."""
+        b = self._board
+        mover = b[25] + sum(v for v in b[1:25] if v > 0)
+        opp = -b[0] - sum(v for v in b[1:25] if v < 0)
+        return CHECKERS - mover, CHECKERS - opp
+
+    def pip_counts(self) -> tuple[int, int]:
+        """Pips still to travel ``(mover, opponent)``; the bar counts 25."""
+        b = self._board
+        mover = 25 * b[25] + sum(p * b[p] for p in range(1, 25) if b[p] > 0)
+        opp = 25 * -b[0] + sum((25 - p) * -b[p] for p in range(1, 25) if b[p] < 0)
+        return mover, opp
+
+    def is_race(self) -> bool:
+        """No contact left: every mover checker is past every opponent checker."""
+        b = self._board
+        if b[25] > 0 or b[0] < 0:
+            return False
+        mover_back = max((p for p in range(1, 25) if b[p] > 0), default=0)
+        opp_back = min((p for p in range(1, 25) if b[p] < 0), default=25)
+        return mover_back < opp_back
+
+    def winner(self) -> int | None:
+        """``0`` when the mover has borne everything off, ``1`` for the opponent, else None."""
+        off_m, off_o = self.checkers_off()
+        if off_m == CHECKERS:
+            return 0
+        if off_o == CHECKERS:
+            return 1
+        return None
+
+    def plays(self, d1: int, d2: int, rules: RuleSet | str = "standard") -> list[Play]:
+        """Every legal play for the roll (R8-R20, R29 under mars), one per afterstate."""
+        from nard_rl.engine.movegen import legal_afterstates
+        from nard_rl.engine.movetext import format_steps
+        from nard_rl.engine.rules import get_rules
+
+        ruleset = get_rules(rules)
+        for d in (d1, d2):
+            if not 1 <= int(d) <= 6:
+                raise PositionError(f"dice must be in 1..6, got {d}")
+        afters, steps = legal_afterstates(self.array(), int(d1), int(d2), ruleset.waste_rule)
+        return [
+            Play(format_steps(self._board, steps[i]), tuple(afters[i].tolist()))
+            for i in range(afters.shape[0])
+        ]
+
+    # dunder -----------------------------------------------------------------------
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Position) and other._board == self._board
+
+    def __hash__(self) -> int:
+        return hash(self._board)
+
+    def __repr__(self) -> str:
+        return f"Position({list(self._board)})"
+
+
+def flip_boards(boards: np.ndarray) -> np.ndarray:
+    """Flip a batch ``(N, 26)`` of boards to the other side's view (vectorised)."""
+    return np.ascontiguousarray(-boards[:, ::-1])
