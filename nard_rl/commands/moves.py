@@ -99,8 +99,10 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, json.JSONDecodeError) as exc:
         print(f"nard moves: error: {exc}", file=sys.stderr)
         return 2
-    print(f"Position ID {position.position_id()}, roll {args.dice[0]}-{args.dice[1]}, "
-          f"{len(plays)} legal play{'s' if len(plays) != 1 else ''} ({args.rules})")
+    print(
+        f"Position ID {position.position_id()}, roll {args.dice[0]}-{args.dice[1]}, "
+        f"{len(plays)} legal play{'s' if len(plays) != 1 else ''} ({args.rules})"
+    )
     if not plays:
         print("  no legal play: the roll is forfeited (R16)")
     width = max((len(p.move) for p in plays), default=0)

@@ -1,0 +1,94 @@
+"""``nard agent``: an engine mode that answers one chosen play per JSON line.
+
+Other programs (GUIs, match servers, test harnesses) drive a player through stdin and
+stdout, so any player spec (``random``, ``pubeval``, ``gnubg:2``, a checkpoint, ...) can
+take a seat without Python bindings.  Protocol, one JSON object a line each way:
+
+* request: ``{"board": [26 ints], "dice": [d1, d2]}``, the board seen by the side on
+  roll (``"position_id"`` or ``"xgid"`` may replace ``"board"``; an optional
+  ``"rules"``: ``standard`` or ``mars`` overrides ``--rules`` for that line);
+* answer: ``{"move": "24/18 13/11", "board": [26 ints]}``: the chosen play's notation and
+  the resulting board, still from the mover's view (flip it to hand over the turn);
+* a roll with no legal play (R16) answers ``{"move": "", "board": <unchanged>}``;
+* a line that cannot be answered gets ``{"error": "..."}`` and the stream goes on.
+
+Every answer is flushed at once; the agent runs until stdin closes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, TextIO
+
+import numpy as np
+
+from nard_rl.commands.moves import dice_from_request, position_from_request
+from nard_rl.engine.movegen import legal_afterstates
+from nard_rl.engine.movetext import format_steps
+from nard_rl.engine.position import PositionError
+from nard_rl.engine.rules import RuleSet, get_rules
+from nard_rl.players.base import Player, make_player
+
+NAME = "agent"
+HELP = "Engine mode: read {board, dice} JSON lines on stdin, answer each with a chosen play."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--player",
+        default="default",
+        help="player spec: random, pubeval, gnubg, gnubg:PLY, default (the shipped net) "
+        "or a checkpoint path ending in .pt (default: %(default)s)",
+    )
+    parser.add_argument("--rules", default="standard", help="rule set: standard or mars")
+    parser.add_argument("--seed", type=int, default=None, help="seed for random players")
+
+
+def answer_request(request: dict[str, Any], player: Player, rules: RuleSet) -> dict[str, Any]:
+    """The chosen play for one parsed request (see the module docstring)."""
+    position = position_from_request(request)
+    d1, d2 = dice_from_request(request)
+    ruleset = get_rules(request["rules"]) if "rules" in request else rules
+    board = np.array(position.board, dtype=np.int8)
+    afters, steps = legal_afterstates(board, d1, d2, ruleset.waste_rule)
+    if afters.shape[0] == 0:
+        return {"move": "", "board": list(position.board)}
+    pick = player.choose(board, np.array([d1, d2], dtype=np.int8), afters)
+    if not 0 <= pick < afters.shape[0]:
+        raise RuntimeError(f"player {player.name} chose play {pick} of {afters.shape[0]}")
+    return {"move": format_steps(position.board, steps[pick]), "board": afters[pick].tolist()}
+
+
+def answer_line(line: str, player: Player, rules: RuleSet) -> dict[str, Any]:
+    """One request line to its answer; every failure becomes ``{"error": ...}``."""
+    try:
+        request = json.loads(line)
+        if not isinstance(request, dict):
+            raise PositionError("each line must be a JSON object")
+        return answer_request(request, player, rules)
+    except (ValueError, KeyError, TypeError, RuntimeError) as exc:
+        return {"error": str(exc) or type(exc).__name__}
+
+
+def serve(stdin: TextIO, stdout: TextIO, player: Player, rules: RuleSet) -> None:
+    for line in stdin:
+        if not line.strip():
+            continue
+        stdout.write(json.dumps(answer_line(line, player, rules), separators=(",", ":")) + "\n")
+        stdout.flush()
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        rules = get_rules(args.rules)
+        player = make_player(args.player, rules=rules, seed=args.seed)
+    except (ValueError, RuntimeError, OSError) as exc:
+        print(f"nard agent: error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        serve(sys.stdin, sys.stdout, player, rules)
+    finally:
+        player.close()
+    return 0

@@ -1,0 +1,163 @@
+"""Head-to-head matches between players, with luck cancelled by duplicate dice.
+
+Each seeded dice stream is played twice, with the sides swapped: game ``k`` and game
+``k + K`` see the same rolls ply by ply, once with A moving first and once with B.  The
+per-pair average cancels most of the dice luck, so the confidence interval (computed
+over pairs, which are independent) is much tighter than over single games.
+All games advance together; each player sees one batch per ply.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from nard_rl.engine.batch import outcomes, roll_dice, start_boards
+from nard_rl.engine.movegen import legal_afterstates_batch
+from nard_rl.engine.position import flip_boards
+from nard_rl.engine.rules import RuleSet, get_rules
+
+MAX_PLIES = 2000  # a game far longer than any real one is a bug, not a result
+
+
+@dataclass
+class MatchResult:
+    """Outcome of a duplicate-dice match, all from player A's side."""
+
+    player_a: str
+    player_b: str
+    games: int
+    ppg: float
+    """Mean points per game for A (cubeless, gammons and backgammons counted)."""
+    ci95: float
+    """Half-width of the 95% confidence interval of ``ppg`` (normal approx. over pairs)."""
+    win_rate: float
+    gammon_rate: float
+    """Fraction of all games A won with a gammon (or better)."""
+    backgammon_rate: float
+    lose_gammon_rate: float
+    lose_backgammon_rate: float
+    games_per_second: float
+    seed: int
+    rules: str
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+    def summary(self) -> str:
+        return (
+            f"{self.player_a} vs {self.player_b}: {self.ppg:+.3f} ppg "
+            f"(95% CI {self.ppg - self.ci95:+.3f} .. {self.ppg + self.ci95:+.3f}) over "
+            f"{self.games} games; wins {self.win_rate:.1%}, gammons {self.gammon_rate:.1%}, "
+            f"backgammons {self.backgammon_rate:.1%}; lost gammons {self.lose_gammon_rate:.1%}; "
+            f"{self.games_per_second:,.0f} games/s"
+        )
+
+
+def play_match(
+    player_a: object,
+    player_b: object,
+    games: int,
+    *,
+    seed: int = 0,
+    rules: RuleSet | str = "standard",
+    batch_pairs: int = 512,
+    progress: Callable[[int], None] | None = None,
+    name_a: str | None = None,
+    name_b: str | None = None,
+) -> MatchResult:
+    """Play ``games`` (rounded up to an even number) cubeless games between two players.
+
+    ``player_a``/``player_b`` implement ``choose_batch(boards, dice, afterstates, offsets)``.
+    ``progress`` is called with the number of games finished so far.
+    """
+    r = get_rules(rules)
+    pairs = max(1, math.ceil(games / 2))
+    rng = np.random.default_rng(seed)
+    pair_points = np.zeros(pairs, dtype=np.float64)
+    points_a: list[np.ndarray] = []
+    t0 = time.perf_counter()
+    done_games = 0
+    for lo in range(0, pairs, batch_pairs):
+        k = min(batch_pairs, pairs - lo)
+        pts = _play_block(player_a, player_b, k, rng, r)
+        pair_points[lo : lo + k] = (pts[:k] + pts[k:]) / 2.0
+        points_a.append(pts)
+        done_games += 2 * k
+        if progress is not None:
+            progress(done_games)
+    elapsed = time.perf_counter() - t0
+    allp = np.concatenate(points_a)
+    n = allp.size
+    ci = 1.96 * float(pair_points.std(ddof=1)) / math.sqrt(pairs) if pairs > 1 else float("inf")
+    return MatchResult(
+        player_a=name_a or getattr(player_a, "name", "A"),
+        player_b=name_b or getattr(player_b, "name", "B"),
+        games=n,
+        ppg=float(allp.mean()),
+        ci95=ci,
+        win_rate=float((allp > 0).mean()),
+        gammon_rate=float((allp >= 2).mean()),
+        backgammon_rate=float((allp >= 3).mean()),
+        lose_gammon_rate=float((allp <= -2).mean()),
+        lose_backgammon_rate=float((allp <= -3).mean()),
+        games_per_second=n / elapsed if elapsed > 0 else float("inf"),
+        seed=seed,
+        rules=r.name,
+    )
+
+
+def _play_block(
+    player_a: object, player_b: object, k: int, rng: np.random.Generator, rules: RuleSet
+) -> np.ndarray:
+    """2k games: 0..k-1 with A first, k..2k-1 with B first; pair i shares its dice."""
+    n = 2 * k
+    boards = start_boards(n)
+    # a_to_move[g]: is player A on roll in game g
+    a_to_move = np.zeros(n, dtype=bool)
+    a_to_move[:k] = True
+    alive = np.ones(n, dtype=bool)
+    points = np.zeros(n, dtype=np.float64)
+    opening = np.ones(k, dtype=bool)
+    for _ply in range(MAX_PLIES):
+        if not alive.any():
+            break
+        d = roll_dice(rng, k, opening)
+        opening[:] = False
+        dice = np.concatenate([d, d])
+        idx = np.flatnonzero(alive)
+        chosen = boards[idx].copy()
+        for player, side in ((player_a, True), (player_b, False)):
+            sel = idx[a_to_move[idx] == side]
+            if sel.size == 0:
+                continue
+            afters, offsets = legal_afterstates_batch(boards[sel], dice[sel], rules.waste_rule)
+            local = np.asarray(
+                player.choose_batch(boards[sel], dice[sel], afters, offsets),  # type: ignore[attr-defined]
+                dtype=np.int64,
+            )
+            has = local >= 0
+            counts = np.diff(offsets)
+            if np.any(local >= np.where(has, counts, 1)):
+                raise RuntimeError(f"{getattr(player, 'name', player)} chose an illegal index")
+            if np.any(~has & (counts > 0)):
+                raise RuntimeError(f"{getattr(player, 'name', player)} passed with a legal play")
+            pos = np.searchsorted(idx, sel)
+            chosen[pos[has]] = afters[offsets[:-1][has] + local[has]]
+        over, gammon, bg = outcomes(chosen)
+        if over.any():
+            value = np.where(
+                bg, rules.backgammon_value, np.where(gammon, rules.gammon_value, 1)
+            ).astype(np.float64)
+            g = idx[over]
+            points[g] = np.where(a_to_move[g], value[over], -value[over])
+            alive[g] = False
+        boards[idx] = flip_boards(chosen)
+        a_to_move[idx] = ~a_to_move[idx]
+    else:
+        raise RuntimeError(f"games still running after {MAX_PLIES} plies")
+    return points

@@ -1,0 +1,85 @@
+"""Network players: a trained net choosing the afterstate of highest cubeless equity.
+
+Registered with ``nard_rl.players.make_player`` so that every command accepting a player
+spec (``nard agent``, ``nard evaluate``, the environments) takes a checkpoint path or
+``default`` (the net shipped in ``checkpoints/``).
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from nard_rl.encoding import get_encoding
+from nard_rl.engine.batch import segment_argmax
+from nard_rl.engine.rules import RuleSet, get_rules
+from nard_rl.network import EquityNet, NetSpec, cubeless_equity, load_network
+from nard_rl.players.base import Player, register_player_factory
+
+DEFAULT_CHECKPOINT = "nard-default.pt"
+
+
+def default_checkpoint_path() -> Path:
+    """The shipped net (``checkpoints/nard-default.pt``, packaged as nard_rl.checkpoints)."""
+    path = Path(str(resources.files("nard_rl.checkpoints") / DEFAULT_CHECKPOINT))
+    if not path.is_file():
+        raise FileNotFoundError(f"the shipped network {path} is missing from this install")
+    return path
+
+
+class NetworkPlayer(Player):
+    """Greedy 0-ply player: one forward pass over all candidates of all positions."""
+
+    def __init__(
+        self,
+        net: EquityNet,
+        spec: NetSpec,
+        *,
+        rules: RuleSet | str | None = None,
+        device: torch.device | str = "cpu",
+        name: str = "net",
+    ) -> None:
+        self.net = net
+        self.spec = spec
+        self.rules = get_rules(rules or spec.rules)
+        self.device = torch.device(device)
+        self.enc = get_encoding(spec.encoding)
+        self.name = name
+
+    @classmethod
+    def from_checkpoint(
+        cls, path: str | Path, *, rules: RuleSet | str | None = None, device: str = "cpu"
+    ) -> NetworkPlayer:
+        net, spec, _ = load_network(path, map_location=device)
+        return cls(net.to(device), spec, rules=rules, device=device, name=Path(path).stem)
+
+    def equities(self, afterstates: np.ndarray) -> np.ndarray:
+        """Cubeless equity of each afterstate for the side that just moved."""
+        if afterstates.shape[0] == 0:
+            return np.zeros(0, dtype=np.float32)
+        x = torch.from_numpy(self.enc.encode(afterstates)).to(self.device)
+        with torch.no_grad():
+            p = self.net(x)
+        return cubeless_equity(p, self.rules).float().cpu().numpy()
+
+    def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
+        """The five outcome probabilities of each afterstate (side that just moved)."""
+        x = torch.from_numpy(self.enc.encode(afterstates)).to(self.device)
+        with torch.no_grad():
+            return self.net(x).float().cpu().numpy()
+
+    def choose_batch(
+        self, boards: np.ndarray, dice: np.ndarray, afterstates: np.ndarray, offsets: np.ndarray
+    ) -> np.ndarray:
+        return segment_argmax(self.equities(afterstates), offsets)
+
+
+def _factory(spec: str, *, rules: RuleSet | str = "standard", seed: int | None = None) -> Player:
+    path = default_checkpoint_path() if spec == "default" else Path(spec)
+    return NetworkPlayer.from_checkpoint(path, rules=rules)
+
+
+register_player_factory("checkpoint", _factory)

@@ -1,0 +1,197 @@
+"""The TD-Gammon-style equity network and its checkpoints.
+
+The network maps an encoded board (see ``nard_rl.encoding``) to five probabilities from
+the view of the side the board is encoded for: win, win gammon, win backgammon, lose
+gammon, lose backgammon (a gammon is also a win, a backgammon also a gammon).  They are
+built as products of sigmoids so that consistency holds by construction, not by hope:
+
+    win = s0, wg = win*s1, wbg = wg*s2, lg = (1-win)*s3, lbg = lg*s4
+
+Evaluating N afterstates is one forward pass over an ``(N, inputs)`` matrix; the move
+choice is a segment argmax over the resulting equities (``nard_rl.batch``).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from nard_rl.engine.rules import RuleSet, get_rules
+
+PROB_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
+CHECKPOINT_FORMAT = 1
+
+
+class EquityNet(nn.Module):
+    """MLP over an encoding with five consistent outcome probabilities."""
+
+    def __init__(
+        self, inputs: int, hidden: Sequence[int] = (80,), activation: str = "sigmoid"
+    ) -> None:
+        super().__init__()
+        acts = {"sigmoid": nn.Sigmoid, "relu": nn.ReLU, "tanh": nn.Tanh, "silu": nn.SiLU}
+        if activation not in acts:
+            raise ValueError(f"unknown activation {activation!r}; choose from {sorted(acts)}")
+        layers: list[nn.Module] = []
+        width = inputs
+        for h in hidden:
+            layers += [nn.Linear(width, h), acts[activation]()]
+            width = h
+        self.body = nn.Sequential(*layers)
+        self.head = nn.Linear(width, 5)
+        self.inputs = inputs
+        self.hidden = tuple(int(h) for h in hidden)
+        self.activation = activation
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        s = torch.sigmoid(self.head(self.body(x)))
+        win = s[:, 0]
+        wg = win * s[:, 1]
+        wbg = wg * s[:, 2]
+        lg = (1.0 - win) * s[:, 3]
+        lbg = lg * s[:, 4]
+        return torch.stack((win, wg, wbg, lg, lbg), dim=1)
+
+
+def swap_sides(probs: torch.Tensor) -> torch.Tensor:
+    """The same outcome probabilities seen by the other player."""
+    return torch.stack(
+        (1.0 - probs[:, 0], probs[:, 3], probs[:, 4], probs[:, 1], probs[:, 2]), dim=1
+    )
+
+
+def cubeless_equity(
+    probs: torch.Tensor, rules: RuleSet | str = "standard", *, cube_turned: bool = False
+) -> torch.Tensor:
+    """Cubeless equity per stake: R25 (1/2/3), R26 (bg as 2), R28 mars (1/2), R32 Jacoby.
+
+    Under Jacoby (money play, cube never turned) gammons and backgammons count single.
+    """
+    r = get_rules(rules)
+    win, wg, wbg, lg, lbg = probs.unbind(dim=1)
+    eq = 2.0 * win - 1.0
+    if r.jacoby and not cube_turned:
+        return eq
+    g = float(r.gammon_value - 1)
+    bg = float(r.backgammon_value - r.gammon_value)
+    return eq + g * (wg - lg) + bg * (wbg - lbg)
+
+
+@dataclass(frozen=True)
+class NetSpec:
+    """What is needed to rebuild a network: recorded in every checkpoint."""
+
+    encoding: str
+    encoding_version: int
+    inputs: int
+    hidden: tuple[int, ...]
+    activation: str
+    rules: str
+
+    def build(self) -> EquityNet:
+        return EquityNet(self.inputs, self.hidden, self.activation)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "encoding": self.encoding,
+            "encoding_version": self.encoding_version,
+            "inputs": self.inputs,
+            "hidden": list(self.hidden),
+            "activation": self.activation,
+            "rules": self.rules,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> NetSpec:
+        return cls(
+            encoding=str(d["encoding"]),
+            encoding_version=int(d["encoding_version"]),
+            inputs=int(d["inputs"]),
+            hidden=tuple(int(h) for h in d["hidden"]),
+            activation=str(d["activation"]),
+            rules=str(d["rules"]),
+        )
+
+
+def atomic_torch_save(obj: dict[str, Any], path: str | Path) -> None:
+    """Write to a temporary file in the same folder, fsync, then rename over ``path``.
+
+    A crash mid-write leaves the previous checkpoint intact: rename is atomic on POSIX.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            torch.save(obj, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save_checkpoint(
+    path: str | Path,
+    net: EquityNet,
+    spec: NetSpec,
+    *,
+    games: int,
+    step: int,
+    config: dict[str, Any] | None = None,
+    optimizer: torch.optim.Optimizer | None = None,
+    extra: dict[str, Any] | None = None,
+) -> None:
+    """Weights plus everything needed to rebuild, resume and audit the run."""
+    obj: dict[str, Any] = {
+        "format": CHECKPOINT_FORMAT,
+        "spec": spec.to_dict(),
+        "model": {k: v.detach().cpu() for k, v in net.state_dict().items()},
+        "games": int(games),
+        "step": int(step),
+        "config": config or {},
+    }
+    if optimizer is not None:
+        obj["optimizer"] = optimizer.state_dict()
+    if extra:
+        obj["extra"] = extra
+    atomic_torch_save(obj, path)
+
+
+def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") -> dict[str, Any]:
+    """Load a checkpoint without executing code (``weights_only=True``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"checkpoint not found: {path}")
+    ckpt = torch.load(path, map_location=map_location, weights_only=True)
+    if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
+        raise ValueError(f"{path} is not a nard-rl checkpoint (format {CHECKPOINT_FORMAT})")
+    return ckpt
+
+
+def load_network(
+    path: str | Path, map_location: str | torch.device = "cpu"
+) -> tuple[EquityNet, NetSpec, dict[str, Any]]:
+    """Rebuild the network of a checkpoint, checking its encoding version still matches."""
+    from nard_rl.encoding import get_encoding
+
+    ckpt = load_checkpoint(path, map_location)
+    spec = NetSpec.from_dict(ckpt["spec"])
+    enc = get_encoding(spec.encoding)
+    if enc.version != spec.encoding_version:
+        raise ValueError(
+            f"{path} was trained with {spec.encoding} v{spec.encoding_version}, "
+            f"this nard-rl has v{enc.version}: retrain or use a matching release"
+        )
+    net = spec.build()
+    net.load_state_dict(ckpt["model"])
+    net.eval()
+    return net, spec, ckpt

@@ -1,0 +1,88 @@
+"""Request loop that runs INSIDE GNU Backgammon (``gnubg -t -q -r -p gnubg_script.py``).
+
+Never imported by nard_rl itself: ``nard_rl.players.gnubg_player`` starts gnubg on this
+file.  gnubg prints freely to its stdout, so requests and answers travel as JSON lines
+over two extra pipe descriptors named in ``NARD_GNUBG_FDS`` ("READ_FD,WRITE_FD").
+
+Boards arrive in the JSON board format (26 ints, the side on roll positive).  Requests:
+
+* ``{"op": "best", "plies": N, "boards": [...], "dice": [[d1, d2], ...]}`` ->
+  ``{"moves": [[from, to, ...8 ints], ...]}``: gnubg's chosen play per position, as
+  per-die steps in the mover's numbering (25 = bar, 0 = off; unused pairs are 0, 0).
+* ``{"op": "evaluate", "plies": N, "boards": [...]}`` -> ``{"equities": [...]}``:
+  cubeless money equity for the side on roll of each board.
+* ``{"op": "quit"}`` ends the loop.
+
+A failed request is answered ``{"error": "..."}`` and the loop goes on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+
+def to_gnubg_board(board: list[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """JSON board -> gnubg's pair (side not on roll, side on roll), each listing its own
+    points 1..24 and then its bar."""
+    mover = (*(max(board[i + 1], 0) for i in range(24)), board[25])
+    other = (*(max(-board[24 - i], 0) for i in range(24)), -board[0])
+    return other, mover
+
+
+def _context(plies: int) -> dict[str, Any]:
+    return {"cubeful": 0, "plies": int(plies), "deterministic": 1, "noise": 0.0}
+
+
+def _handle(gnubg: Any, request: dict[str, Any]) -> dict[str, Any]:
+    op = request.get("op")
+    cube = gnubg.cubeinfo()
+    if op == "best":
+        context = _context(request["plies"])
+        moves = []
+        for board, (d1, d2) in zip(request["boards"], request["dice"], strict=True):
+            gnubg.command(f"set dice {int(d1)} {int(d2)}")
+            moves.append(list(gnubg.findbestmove(to_gnubg_board(board), cube, context)))
+        return {"moves": moves}
+    if op == "evaluate":
+        context = _context(request["plies"])
+        return {
+            "equities": [
+                float(gnubg.evaluate(to_gnubg_board(b), cube, context)[5])
+                for b in request["boards"]
+            ]
+        }
+    raise ValueError(f"unknown op {op!r}")
+
+
+def main() -> None:
+    import gnubg  # only exists inside GNU Backgammon
+
+    read_fd, write_fd = (int(x) for x in os.environ["NARD_GNUBG_FDS"].split(","))
+    threads = int(os.environ.get("NARD_GNUBG_THREADS", "1"))
+    for command in (
+        f"set threads {threads}",
+        "set jacoby off",
+        "set player 0 human",
+        "set player 1 human",
+        "new game",
+    ):
+        gnubg.command(command)
+    with os.fdopen(read_fd, "r") as requests, os.fdopen(write_fd, "w") as answers:
+        answers.write(json.dumps({"ready": True}) + "\n")
+        answers.flush()
+        for line in requests:
+            try:
+                request = json.loads(line)
+                if request.get("op") == "quit":
+                    break
+                answer = _handle(gnubg, request)
+            except Exception as exc:  # report every failure to the caller, keep serving
+                answer = {"error": f"{type(exc).__name__}: {exc}"}
+            answers.write(json.dumps(answer, separators=(",", ":")) + "\n")
+            answers.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,157 @@
+"""Batched self-play with one-step TD updates on afterstates (TD-Gammon, batched).
+
+All games in flight advance one ply together: one movegen call for every position, one
+encoding call and one forward pass over every candidate afterstate, a segment argmax for
+the greedy play of each game, and one gradient step in which every game's previous
+afterstate learns towards the value of the afterstate that followed it (seen from the
+other side, since the players alternate), or towards the final result when the game
+ended.  Nothing here steps games one by one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+
+from nard_rl.encoding import Encoding
+from nard_rl.engine.batch import outcomes, roll_dice, segment_argmax, start_boards
+from nard_rl.engine.movegen import legal_afterstates_batch
+from nard_rl.engine.position import flip_boards
+from nard_rl.engine.rules import RuleSet
+from nard_rl.network import EquityNet, cubeless_equity, swap_sides
+
+
+@dataclass
+class PlyStats:
+    """What one batched ply did (for logging)."""
+
+    loss: float
+    updates: int
+    finished: int
+    candidates: int
+    points: float
+
+
+def outcome_probs(gammon: np.ndarray, bg: np.ndarray) -> np.ndarray:
+    """The five probabilities of a finished game, from the winner's (the mover's) view."""
+    out = np.zeros((gammon.shape[0], 5), dtype=np.float32)
+    out[:, 0] = 1.0
+    out[:, 1] = gammon
+    out[:, 2] = bg
+    return out
+
+
+class SelfPlay:
+    """N self-play games in flight, learning by TD as they go."""
+
+    def __init__(
+        self,
+        n_games: int,
+        encoding: Encoding,
+        rules: RuleSet,
+        rng: np.random.Generator,
+        device: torch.device,
+        explore: float = 0.0,
+        loss: str = "mse",
+    ) -> None:
+        self.n = n_games
+        self.enc = encoding
+        self.rules = rules
+        self.rng = rng
+        self.device = device
+        self.explore = explore
+        self.loss_kind = loss
+        self.boards = start_boards(n_games)
+        self.opening = np.ones(n_games, dtype=bool)
+        self.prev_x = torch.zeros((n_games, encoding.size), dtype=torch.float32, device=device)
+        self.has_prev = torch.zeros(n_games, dtype=torch.bool, device=device)
+        self.games_finished = 0
+
+    def _evaluate(self, net: EquityNet, boards: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+        x = torch.from_numpy(self.enc.encode(boards)).to(self.device, non_blocking=True)
+        with torch.no_grad():
+            p = net(x)
+        return x, p
+
+    def step(self, net: EquityNet, optimizer: torch.optim.Optimizer) -> PlyStats:
+        n = self.n
+        dice = roll_dice(self.rng, n, self.opening)
+        afters, offsets = legal_afterstates_batch(self.boards, dice, self.rules.waste_rule)
+        counts = np.diff(offsets)
+        # R16: a game without a legal play keeps its board as the "afterstate"
+        nomove = counts == 0
+        if nomove.any():
+            afters, offsets = _append_passes(afters, offsets, self.boards, nomove)
+        x_all, p_all = self._evaluate(net, afters)
+        eq = cubeless_equity(p_all, self.rules).float().cpu().numpy()
+        local = segment_argmax(eq, offsets)
+        if self.explore > 0:
+            flip = self.rng.random(n) < self.explore
+            if flip.any():
+                counts = np.diff(offsets)
+                local[flip] = (self.rng.random(int(flip.sum())) * counts[flip]).astype(np.int64)
+        rows = offsets[:-1] + local
+        chosen = afters[rows]
+        rows_t = torch.from_numpy(rows).to(self.device)
+        x_chosen = x_all[rows_t]
+        p_chosen = p_all[rows_t]
+        done, gammon, bg = outcomes(chosen)
+        done_t = torch.from_numpy(done).to(self.device)
+        final = torch.from_numpy(outcome_probs(gammon, bg)).to(self.device)
+        value_now = torch.where(done_t[:, None], final, p_chosen)
+
+        # TD targets: the previous afterstate of each game (the opponent's) learns towards
+        # the value now, seen from its side; a finished game's last afterstate learns the
+        # result itself.
+        xs = [self.prev_x[self.has_prev], x_chosen[done_t]]
+        ts = [swap_sides(value_now[self.has_prev]), final[done_t]]
+        x_upd = torch.cat(xs)
+        t_upd = torch.cat(ts)
+        loss_value = 0.0
+        if x_upd.shape[0]:
+            pred = net(x_upd)
+            if self.loss_kind == "bce":
+                loss = F.binary_cross_entropy(pred.clamp(1e-6, 1 - 1e-6), t_upd)
+            else:
+                loss = F.mse_loss(pred, t_upd, reduction="sum") / x_upd.shape[0]
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            loss_value = float(loss.detach())
+
+        # bookkeeping: finished games restart (R4/R5), the others hand the turn over
+        points = 0.0
+        if done.any():
+            vals = np.where(
+                bg, self.rules.backgammon_value, np.where(gammon, self.rules.gammon_value, 1)
+            )
+            points = float(vals[done].sum())
+        self.prev_x = x_chosen
+        self.has_prev = ~done_t
+        nxt = flip_boards(chosen)
+        nxt[done] = start_boards(int(done.sum()))
+        self.boards = nxt
+        self.opening = done.copy()
+        finished = int(done.sum())
+        self.games_finished += finished
+        return PlyStats(loss_value, int(x_upd.shape[0]), finished, int(afters.shape[0]), points)
+
+
+def _append_passes(
+    afters: np.ndarray, offsets: np.ndarray, boards: np.ndarray, nomove: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Insert the unchanged board as the only candidate of each position without a play."""
+    counts = np.diff(offsets)
+    counts2 = np.where(nomove, 1, counts)
+    new_offsets = np.zeros_like(offsets)
+    np.cumsum(counts2, out=new_offsets[1:])
+    out = np.empty((int(new_offsets[-1]), afters.shape[1]), dtype=afters.dtype)
+    # positions with plays: copy their slice; positions without: their board
+    src_rows = np.repeat(offsets[:-1] - new_offsets[:-1], counts2) + np.arange(out.shape[0])
+    has = np.repeat(~nomove, counts2)
+    out[has] = afters[src_rows[has]]
+    out[new_offsets[:-1][nomove]] = boards[nomove]
+    return out, new_offsets

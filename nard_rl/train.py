@@ -1,0 +1,224 @@
+"""The training loop: batched TD self-play, checkpoints, TensorBoard, periodic pubeval.
+
+One readable loop in the CleanRL spirit.  The model knows nothing of training; the
+self-play core (``nard_rl.selfplay``) steps all games one ply and makes one TD update;
+this file adds the schedule, the bookkeeping that makes a run resumable (model,
+optimiser, RNG state and game count in an atomically written checkpoint), the logs and
+the evaluations.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from dataclasses import asdict, is_dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from omegaconf import DictConfig, OmegaConf
+from tqdm import tqdm
+
+from nard_rl.encoding import get_encoding
+from nard_rl.engine.rules import get_rules
+from nard_rl.evaluation import play_match
+from nard_rl.network import NetSpec, load_checkpoint, save_checkpoint
+from nard_rl.selfplay import SelfPlay
+
+LAST = "last.pt"
+
+
+def resolve_device(name: str) -> torch.device:
+    """``auto`` picks CUDA when present, so the same command trains on GPU or CPU."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    dev = torch.device(name)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("device=cuda requested but no CUDA device is available")
+    return dev
+
+
+def _plain(cfg: Any) -> dict[str, Any]:
+    if isinstance(cfg, DictConfig):
+        return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]
+    if is_dataclass(cfg):
+        return asdict(cfg)  # type: ignore[arg-type]
+    return dict(cfg)
+
+
+def _rng_state(rng: np.random.Generator) -> dict[str, Any]:
+    # numpy's PCG64 state holds 128-bit ints; store them as strings (weights_only-safe)
+    st = rng.bit_generator.state
+    return json.loads(json.dumps(st, default=str), parse_int=str)
+
+
+def _restore_rng(state: dict[str, Any]) -> np.random.Generator:
+    def ints(o: Any) -> Any:
+        if isinstance(o, dict):
+            return {k: ints(v) for k, v in o.items()}
+        if isinstance(o, str) and o.lstrip("-").isdigit():
+            return int(o)
+        return o
+
+    rng = np.random.default_rng()
+    rng.bit_generator.state = ints(state)
+    return rng
+
+
+def train(cfg: Any, run_dir: str | Path | None = None) -> Path:
+    """Train per ``cfg`` (a ``TrainConfig`` or its OmegaConf form); returns the last checkpoint."""
+    conf = _plain(cfg)
+    tr = conf["trainer"]
+    run = Path(run_dir) if run_dir is not None else Path(conf["out_dir"]) / conf["name"]
+    run.mkdir(parents=True, exist_ok=True)
+    ckpt_dir = run / "checkpoints"
+    device = resolve_device(conf["device"])
+    if tr.get("threads"):
+        torch.set_num_threads(int(tr["threads"]))
+    enc = get_encoding(conf["encoding"]["name"])
+    rules = get_rules(conf["rules"]["name"])
+    spec = NetSpec(
+        encoding=enc.name,
+        encoding_version=enc.version,
+        inputs=enc.size,
+        hidden=tuple(conf["model"]["hidden"]),
+        activation=conf["model"]["activation"],
+        rules=rules.name,
+    )
+
+    seed = int(conf["seed"])
+    torch.manual_seed(seed)
+    random.seed(seed)
+    rng = np.random.default_rng(seed)
+    net = spec.build().to(device)
+    opt: torch.optim.Optimizer
+    if tr["optimizer"] == "adam":
+        opt = torch.optim.Adam(net.parameters(), lr=tr["lr"])
+    elif tr["optimizer"] == "sgd":
+        opt = torch.optim.SGD(net.parameters(), lr=tr["lr"])
+    else:
+        raise ValueError(f"unknown optimizer {tr['optimizer']!r}: adam or sgd")
+
+    games_done = 0
+    step = 0
+    resume = conf.get("resume")
+    if resume:
+        path = ckpt_dir / LAST if resume == "auto" else Path(resume)
+        if resume == "auto" and not path.exists():
+            print(f"resume=auto: no checkpoint in {ckpt_dir} yet, starting fresh")
+        else:
+            ckpt = load_checkpoint(path, map_location=device)
+            if NetSpec.from_dict(ckpt["spec"]) != spec:
+                raise ValueError(f"{path} has a different network spec: {ckpt['spec']}")
+            net.load_state_dict(ckpt["model"])
+            if "optimizer" in ckpt:
+                opt.load_state_dict(ckpt["optimizer"])
+            games_done = int(ckpt["games"])
+            step = int(ckpt["step"])
+            extra = ckpt.get("extra", {})
+            if "rng" in extra:
+                rng = _restore_rng(extra["rng"])
+            if "torch_rng" in extra:
+                torch.set_rng_state(extra["torch_rng"])
+            print(f"resumed from {path} at {games_done:,} games")
+
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(run / "tb"))
+    writer.add_text("config/resolved", "```\n" + json.dumps(conf, indent=2) + "\n```", step)
+    sp = SelfPlay(
+        tr["parallel_games"], enc, rules, rng, device, explore=tr["explore"], loss=tr["loss"]
+    )
+    total = int(tr["games"])
+
+    def lr_at(g: int) -> float:
+        frac = min(1.0, g / max(1, total))
+        return float(tr["lr"] + (tr["lr_final"] - tr["lr"]) * frac)
+
+    def checkpoint(tag: str | None = None) -> Path:
+        extra = {"rng": _rng_state(rng), "torch_rng": torch.get_rng_state()}
+        last = ckpt_dir / LAST
+        save_checkpoint(
+            last, net, spec, games=games_done, step=step, config=conf, optimizer=opt, extra=extra
+        )
+        if tag and tr["keep_checkpoints"]:
+            save_checkpoint(
+                ckpt_dir / f"games_{games_done:09d}.pt",
+                net,
+                spec,
+                games=games_done,
+                step=step,
+                config=conf,
+            )
+        return last
+
+    def evaluate(n_games: int, tag: str) -> float:
+        from nard_rl.net_player import NetworkPlayer
+        from nard_rl.players import make_player
+
+        net.eval()
+        me = NetworkPlayer(net, spec, rules=rules, device=device, name="net")
+        res = play_match(me, make_player("pubeval"), n_games, seed=12345, rules=rules)
+        net.train()
+        writer.add_scalar(f"eval/{tag}_ppg_vs_pubeval", res.ppg, games_done)
+        writer.add_scalar(f"eval/{tag}_ci95", res.ci95, games_done)
+        writer.add_scalar(f"eval/{tag}_win_rate", res.win_rate, games_done)
+        tqdm.write(f"[{games_done:,} games] {res.summary()}")
+        return res.ppg
+
+    next_ckpt = (games_done // tr["checkpoint_every"] + 1) * tr["checkpoint_every"]
+    next_eval = (
+        (games_done // tr["eval_every"] + 1) * tr["eval_every"] if tr["eval_every"] else None
+    )
+    bar = tqdm(total=total, initial=min(games_done, total), unit="game", dynamic_ncols=True)
+    t_log = time.perf_counter()
+    g_log = games_done
+    loss_acc, n_acc = 0.0, 0
+    net.train()
+    try:
+        while games_done < total:
+            for group in opt.param_groups:
+                group["lr"] = lr_at(games_done)
+            st = sp.step(net, opt)
+            step += 1
+            loss_acc += st.loss
+            n_acc += 1
+            if st.finished:
+                games_done += st.finished
+                bar.update(min(st.finished, max(0, total - bar.n)))
+            if step % tr["log_every"] == 0:
+                now = time.perf_counter()
+                gps = (games_done - g_log) / max(1e-9, now - t_log)
+                writer.add_scalar("train/td_loss", loss_acc / max(1, n_acc), games_done)
+                writer.add_scalar("train/games_per_second", gps, games_done)
+                writer.add_scalar("train/lr", lr_at(games_done), games_done)
+                writer.add_scalar("train/candidates_per_ply", st.candidates, games_done)
+                bar.set_postfix(games_s=f"{gps:,.0f}", loss=f"{loss_acc / max(1, n_acc):.4f}")
+                t_log, g_log, loss_acc, n_acc = now, games_done, 0.0, 0
+            if games_done >= next_ckpt:
+                checkpoint(tag="periodic")
+                next_ckpt += tr["checkpoint_every"]
+            if next_eval is not None and games_done >= next_eval and games_done < total:
+                evaluate(tr["eval_games"], "periodic")
+                next_eval += tr["eval_every"]
+    finally:
+        bar.close()
+        last = checkpoint()
+    final_ppg = None
+    if tr["final_eval_games"]:
+        final_ppg = evaluate(tr["final_eval_games"], "final")
+    writer.add_hparams(
+        {
+            "hidden": str(spec.hidden),
+            "encoding": spec.encoding,
+            "lr": tr["lr"],
+            "parallel_games": tr["parallel_games"],
+            "games": games_done,
+        },
+        {"hparam/ppg_vs_pubeval": final_ppg if final_ppg is not None else float("nan")},
+    )
+    writer.close()
+    print(f"checkpoint: {last}")
+    return last

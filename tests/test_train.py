@@ -1,0 +1,143 @@
+"""Training: a smoke run end to end, resuming, and the self-play core's bookkeeping."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from nard_rl.config import TrainConfig
+from nard_rl.encoding import get_encoding
+from nard_rl.engine.movegen import legal_afterstates_batch
+from nard_rl.engine.rules import STANDARD
+from nard_rl.network import NetSpec, load_checkpoint
+from nard_rl.selfplay import SelfPlay, _append_passes, outcome_probs
+from nard_rl.train import train
+
+
+def _smoke_cfg(tmp_path: Path, games: int, **trainer: object) -> TrainConfig:
+    cfg = TrainConfig()
+    cfg.name = "t"
+    cfg.out_dir = str(tmp_path)
+    cfg.model.hidden = [16]
+    cfg.trainer.games = games
+    cfg.trainer.parallel_games = 32
+    cfg.trainer.checkpoint_every = 50
+    cfg.trainer.eval_every = 0
+    cfg.trainer.final_eval_games = 20
+    cfg.trainer.log_every = 10
+    for k, v in trainer.items():
+        setattr(cfg.trainer, k, v)
+    return cfg
+
+
+def test_smoke_run_writes_checkpoints_and_logs(tmp_path: Path) -> None:
+    last = train(_smoke_cfg(tmp_path, 60))
+    ckpt = load_checkpoint(last)
+    assert ckpt["games"] >= 60
+    assert ckpt["spec"]["encoding"] == "tesauro198"
+    assert ckpt["spec"]["encoding_version"] == get_encoding("tesauro198").version
+    assert ckpt["config"]["trainer"]["games"] == 60
+    assert "optimizer" in ckpt and "rng" in ckpt["extra"]
+    assert list((tmp_path / "t" / "checkpoints").glob("games_*.pt"))
+    assert list((tmp_path / "t" / "tb").glob("events.*"))
+
+
+def test_resume_continues_from_the_checkpoint(tmp_path: Path) -> None:
+    first = load_checkpoint(train(_smoke_cfg(tmp_path, 50, final_eval_games=0)))
+    assert 50 <= first["games"] < 100
+    cfg = _smoke_cfg(tmp_path, 100, final_eval_games=0)
+    cfg.resume = "auto"
+    second = load_checkpoint(train(cfg))
+    assert second["games"] >= 100
+    assert second["step"] > first["step"]  # counted on from the checkpoint, not from zero
+
+
+def test_same_seed_same_weights(tmp_path: Path) -> None:
+    a = load_checkpoint(train(_smoke_cfg(tmp_path / "a", 40, final_eval_games=0)))
+    b = load_checkpoint(train(_smoke_cfg(tmp_path / "b", 40, final_eval_games=0)))
+    for k in a["model"]:
+        assert torch.equal(a["model"][k], b["model"][k]), k
+
+
+def test_append_passes_inserts_the_board_for_rolls_without_a_play() -> None:
+    blocked = np.array(
+        [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -2, -2, -2, -2, -2, -2, 3, 12],
+        dtype=np.int8,
+    )  # R12: closed board, the mover dances
+    start = np.array(
+        [0, -2, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, -5, 5, 0, 0, 0, -3, 0, -5, 0, 0, 0, 0, 2, 0],
+        dtype=np.int8,
+    )
+    boards = np.stack([start, blocked, start])
+    dice = np.array([[3, 1], [6, 5], [2, 1]], dtype=np.int8)
+    afters, offsets = legal_afterstates_batch(boards, dice)
+    nomove = np.diff(offsets) == 0
+    assert nomove.tolist() == [False, True, False]
+    a2, o2 = _append_passes(afters, offsets, boards, nomove)
+    assert np.diff(o2).tolist() == [offsets[1] - offsets[0], 1, offsets[3] - offsets[2]]
+    assert np.array_equal(a2[o2[1]], blocked)
+    assert np.array_equal(a2[: o2[1]], afters[: offsets[1]])
+    assert np.array_equal(a2[o2[2] :], afters[offsets[2] :])
+
+
+def test_outcome_probs() -> None:
+    p = outcome_probs(np.array([False, True, True]), np.array([False, False, True]))
+    assert p.tolist() == [[1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [1, 1, 1, 0, 0]]
+
+
+def test_selfplay_learns_the_final_result_target() -> None:
+    # One step from positions where the mover bears off its last checker: the finished
+    # games' afterstates must be pulled towards a certain win.
+    enc = get_encoding("tesauro198")
+    spec = NetSpec(enc.name, enc.version, enc.size, (8,), "sigmoid", "standard")
+    torch.manual_seed(0)
+    net = spec.build()
+    opt = torch.optim.SGD(net.parameters(), lr=0.5)
+    sp = SelfPlay(8, enc, STANDARD, np.random.default_rng(0), torch.device("cpu"))
+    last = np.zeros(26, dtype=np.int8)
+    last[1] = 1
+    last[24] = -15
+    sp.boards = np.tile(last, (8, 1))
+    sp.opening[:] = False
+    x = torch.from_numpy(enc.encode(np.tile(np.where(np.arange(26) == 1, 0, last), (1, 1))))
+    before = net(x)[0, 0].item()
+    st = sp.step(net, opt)
+    assert st.finished == 8
+    assert st.points == 16  # opponent has borne off nothing: gammons (R25)
+    assert net(x)[0, 0].item() > before
+    assert sp.opening.all() and (sp.boards[:, 24] == 2).all()
+
+
+@pytest.mark.slow
+def test_killed_run_resumes(tmp_path: Path) -> None:
+    run = tmp_path / "k"
+    cmd = [
+        sys.executable, "-m", "nard_rl", "train", "name=k", f"out_dir={tmp_path}",
+        "trainer=smoke", "trainer.games=100000", "trainer.checkpoint_every=50",
+        "trainer.eval_every=0", "trainer.final_eval_games=0", "model.hidden=[16]",
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    last = run / "checkpoints" / "last.pt"
+    deadline = time.time() + 240
+    while time.time() < deadline and not last.exists():
+        time.sleep(0.5)
+    time.sleep(2)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    games_at_kill = load_checkpoint(last)["games"]
+    assert games_at_kill >= 50
+    out = subprocess.run(
+        [*cmd[:6], f"trainer.games={games_at_kill + 100}", *cmd[7:], "resume=auto"],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert f"resumed from {last} at {games_at_kill:,} games" in out.stdout
+    assert load_checkpoint(last)["games"] >= games_at_kill + 100
