@@ -60,20 +60,6 @@ _MAX_ROUNDS = 10_000
 (both sides closed out with checkers on the bar, which no game from the start reaches)."""
 
 
-@njit(cache=True)
-def _gather(
-    src: np.ndarray, src_off: np.ndarray, idx: np.ndarray, dst: np.ndarray, dst_off: np.ndarray
-) -> None:
-    """Copy the slices ``idx`` of a flat candidate list into ``dst`` (offsets precomputed)."""
-    for j in range(idx.shape[0]):
-        lo = src_off[idx[j]]
-        hi = src_off[idx[j] + 1]
-        base = dst_off[j] - lo
-        for r in range(lo, hi):
-            for c in range(src.shape[1]):
-                dst[base + r, c] = src[r, c]
-
-
 def gather_slices(
     afters: np.ndarray, offsets: np.ndarray, idx: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -82,7 +68,8 @@ def gather_slices(
     sub_off = np.zeros(idx.shape[0] + 1, dtype=np.int64)
     np.cumsum(counts, out=sub_off[1:])
     sub = np.empty((int(sub_off[-1]), afters.shape[1]), dtype=afters.dtype)
-    _gather(afters, offsets, idx.astype(np.int64), sub, sub_off)
+    idx = idx.astype(np.int64)
+    _scatter(afters, offsets, idx, np.arange(idx.shape[0]), sub, sub_off)
     return sub, sub_off
 
 
@@ -260,9 +247,15 @@ class GameBatch:
             if self.autoreset:
                 self._start(fin)
             else:
+                # Over: the final board stays for the observation, from the loser's view
+                # in self-play and from the agent's (seat 0) against an opponent.
                 self.over[fin] = True
                 self.seat[fin] ^= 1
                 self.dice[fin] = 0
+                if self.opponent is not None:
+                    theirs = fin[self.seat[fin] == 1]
+                    self.boards[theirs] = flip_boards(self.boards[theirs])
+                    self.seat[theirs] = 0
 
     def _settle(self, lanes: np.ndarray, outcome: StepOutcome) -> None:
         """Generate plays for ``lanes`` until each waits on the agent with a legal play."""

@@ -36,6 +36,7 @@ import numpy as np
 
 from nard_rl.engine.ids import XGIDInfo, encode_xgid
 from nard_rl.engine.position import CHECKERS
+from nard_rl.players.gnubg_script import to_gnubg_board
 
 GNUBG = "/usr/games/gnubg"
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "tests" / "data" / "gnubg_ids.jsonl"
@@ -63,13 +64,6 @@ for xgid in payload["xgids"]:
 with open(__OUT__, "w") as fh:
     json.dump(out, fh)
 """
-
-
-def gnubg_board(board: Sequence[int]) -> list[list[int]]:
-    """Our 26-int board as gnubg's pair of 25-slot arrays, side not on roll first."""
-    opponent = [max(0, -board[25 - p]) for p in range(1, 25)] + [-board[0]]
-    mover = [max(0, board[p]) for p in range(1, 25)] + [board[25]]
-    return [opponent, mover]
 
 
 def random_board(rng: np.random.Generator, *, both_sides: bool = False) -> list[int]:
@@ -183,7 +177,7 @@ def query_gnubg(
 ) -> dict[str, list[Any]]:
     """Ask one gnubg process for Position IDs, Match IDs and its reading of XGIDs."""
     payload = {
-        "boards": [gnubg_board(b) for b in boards],
+        "boards": [to_gnubg_board(list(b)) for b in boards],
         "matches": [_gnubg_dicts(s) for s in match_states],
         "xgids": list(xgids),
     }

@@ -15,6 +15,7 @@ It is slow (pure Python, tuples everywhere) and is meant to be read, not run in 
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -131,7 +132,72 @@ def pips(board: Sequence[int]) -> int:
     return sum(p * board[p] for p in range(1, 26) if board[p] > 0)
 
 
-ALL_ROLLS: tuple[tuple[int, int], ...] = tuple(
-    (a, b) for a in range(1, 7) for b in range(a, 7)
-)
+ALL_ROLLS: tuple[tuple[int, int], ...] = tuple((a, b) for a in range(1, 7) for b in range(a, 7))
 """The 21 distinct rolls, higher-or-equal die second."""
+
+
+START: Board = (0, -2, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, -5, 5, 0, 0, 0, -3, 0, -5, 0, 0, 0, 0, 2, 0)
+"""R4, written out here rather than imported so the reference stands on its own."""
+
+
+def game_over(board: Sequence[int]) -> bool:
+    """One side has no checker left on the board or the bar (R21)."""
+    mover = sum(v for v in board[1:26] if v > 0)
+    opponent = sum(-v for v in board[0:25] if v < 0)
+    return mover == 0 or opponent == 0
+
+
+def random_game_positions(
+    seed: int, count: int, mars: bool = False
+) -> list[tuple[Board, tuple[int, int]]]:
+    """``count`` (board, roll) pairs met while playing uniformly random legal plays.
+
+    Games start from R4 and restart when one ends; a roll without a play passes (R16).
+    """
+    rng = random.Random(seed)
+    board = START
+    out: list[tuple[Board, tuple[int, int]]] = []
+    while len(out) < count:
+        roll = (rng.randint(1, 6), rng.randint(1, 6))
+        out.append((board, roll))
+        plays = reference_afterstates(board, *roll, mars)
+        after = rng.choice(plays) if plays else board
+        board = START if game_over(after) else flip(after)
+    return out
+
+
+def random_bearoff_positions(seed: int, count: int) -> list[tuple[Board, tuple[int, int]]]:
+    """``count`` seeded (board, roll) pairs in or near the mover's bear-off.
+
+    The mover has 1..15 checkers, mostly all home, sometimes one or two still on 7..9
+    (so a first die can bring them home, R18) or on the bar; the opponent sometimes keeps
+    checkers (blots or points) in the mover's home board, or on its bar.
+    """
+    rng = random.Random(seed)
+    out: list[tuple[Board, tuple[int, int]]] = []
+    while len(out) < count:
+        b = [0] * 26
+        for _ in range(rng.randint(1, 15)):
+            b[rng.randint(1, 6)] += 1
+        r = rng.random()
+        if r < 0.15:
+            b[rng.randint(7, 9)] += 1
+        elif r < 0.2:
+            b[BAR] += 1
+        opp_total = rng.randint(1, 15)
+        placed = 0
+        if rng.random() < 0.3:  # contact: opponent checkers left in the mover's home
+            for _ in range(rng.randint(1, 4)):
+                p = rng.randint(1, 6)
+                if b[p] <= 0:
+                    b[p] -= 1
+                    placed += 1
+        if rng.random() < 0.1:
+            b[0] -= 1
+            placed += 1
+        free = [p for p in range(13, 25) if b[p] <= 0]
+        while placed < opp_total:
+            b[rng.choice(free)] -= 1
+            placed += 1
+        out.append((tuple(b), (rng.randint(1, 6), rng.randint(1, 6))))
+    return out

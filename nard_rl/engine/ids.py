@@ -1,8 +1,11 @@
 """Text notations for positions and match states: GNUBG Position ID, Match ID and XGID.
 
 These are the strings people paste between programs, so every decoder here validates
-fully and explains what is wrong, and every encoder is the exact inverse of its
-decoder (``encode(decode(s)) == s`` for every string the decoder accepts).
+fully and raises ``PositionError`` saying what is wrong, and every encoder writes the
+one canonical string of its value: ``encode(decode(s)) == s`` for every string an
+encoder (or gnubg) writes.  The decoders are a little more lenient than that: they
+ignore surrounding blanks, read a Match ID with the lower die first, and read XGIDs
+without the ``XGID=`` prefix or without the last (max cube) field.
 
 **Position ID** (GNU Backgammon): the 80-bit position key, written as 14 characters
 of standard base64 (``A-Z a-z 0-9 + /``, no padding).  The key lists, for each
@@ -141,6 +144,7 @@ def _text_to_key(text: object, n_bytes: int, n_chars: int, what: str) -> int:
     """
     if not isinstance(text, str):
         raise PositionError(f"a {what} must be a string, got {type(text).__name__}")
+    text = text.strip()
     if len(text) != n_chars:
         raise PositionError(f"a {what} has {n_chars} characters, got {len(text)}: {text!r}")
     bad = sorted({c for c in text if c not in _BASE64_ALPHABET})

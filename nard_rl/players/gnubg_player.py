@@ -123,7 +123,12 @@ def _all_off(afters: np.ndarray) -> np.ndarray:
 
 
 class GnubgPlayer(Player):
-    """Plays GNU Backgammon's choice at ``ply`` (0, 1, 2, ...: gnubg's own numbering)."""
+    """Plays GNU Backgammon's choice at ``ply`` (0, 1, 2, ...: gnubg's own numbering).
+
+    gnubg evaluates deterministically (no noise), so ``seed`` is accepted only for the
+    common ``make_player`` signature.  ``threads`` is gnubg's evaluation thread count.
+    Raises ``GnubgError`` when gnubg is missing or does not start.
+    """
 
     def __init__(
         self,

@@ -1,0 +1,250 @@
+"""``Nard-v0`` and ``NardSelfPlay-v0``: one game of Nard as a Gymnasium environment."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from envs.core import MAX_CANDIDATES, GameBatch, InvalidAction, StepOutcome
+from envs.vector import observation_space, resolve_opponent
+from nard_rl.encoding import get_encoding
+from nard_rl.engine.movegen import legal_afterstates
+from nard_rl.engine.rules import RuleSet, get_rules
+from nard_rl.players import Player
+
+
+class NardEnv(gym.Env):
+    """One cubeless game of Nard (backgammon) per episode, the agent choosing afterstates.
+
+    ## Description
+
+    TD-Gammon-style agents score every legal afterstate of their roll and play the best,
+    so each step hands the agent all of them, already encoded, and the action is the
+    index of one.  The agent plays against an opponent player (``Nard-v0``, random by
+    default) or against itself (``NardSelfPlay-v0``, ``opponent="self"``: the agent moves
+    for both seats, each observation from the side to move).  Rolls without a legal play
+    are passed automatically (R16), so every observation offers at least one play, and
+    the opponent's turns happen inside ``step``.
+
+    ## Observation Space
+
+    ``Box(0, 7.5, (F + 12,), float32)``: the position from the view of the side to move,
+    encoded with ``on_roll=True`` by the chosen encoding (``tesauro198``: F = 198,
+    ``extended``: F = 225; see ``nard_rl.encoding``), then the dice as two one-hot(6)
+    blocks, the higher die first and the lower second (a double sets the same index in
+    both).  Once the game is over the dice block is zero and the board is the final one,
+    seen by the agent (against an opponent) or by the losing side (self-play).
+
+    ## Action Space
+
+    ``Discrete(MAX_CANDIDATES)`` with ``MAX_CANDIDATES = 3060``, a proven bound on the
+    distinct plays of any position (``envs.core``).  Action ``a`` plays the a-th legal
+    afterstate of ``info["afterstate_boards"]``.  ``info["action_mask"]`` (int8, length
+    ``MAX_CANDIDATES``) marks the legal indices, which are always ``0..n-1``.  An index
+    outside them is taken modulo n (``invalid_action="wrap"``, the default, so agents
+    without masking and Gymnasium's checker still play legal moves; flagged by
+    ``info["action_wrapped"]``) or raises ``ValueError`` (``invalid_action="raise"``).
+
+    Per step the info also holds ``afterstates``: ``(MAX_CANDIDATES, F)`` float32, the
+    legal afterstates encoded from the mover's view with ``on_roll=False``, zero rows
+    beyond them; ``afterstate_boards``: ``(n, 26)`` int8 boards (mover's view); ``moves``:
+    one ``(from, to)`` step list per play (``(n, 4, 2)``, to 0 = off, (-1, -1) pads);
+    ``board``, ``dice``, ``seat`` (0 for the agent, 1 the opponent's seat in self-play);
+    ``winner``/``points`` of a game that ended in the step; ``passes`` (R16) and
+    ``opponent_plies`` during the step; ``match_score`` in match play.
+
+    ## Rewards
+
+    Zero until the game ends; then the points of the game: 1, 2 (gammon) or 3
+    (backgammon) under ``rules="standard"`` (R25; 2 with the R26 option
+    ``RuleSet.with_options(backgammon_value=2)``; all singles with ``jacoby=True``,
+    R32), 1 or 2 (mars) under ``rules="mars"`` (R28).  Against an opponent the sign is
+    the agent's (+ won, - lost); in self-play the reward goes to the side that just
+    moved, which is the winner.  In match play (``match_length > 0``) the points are
+    capped at what the winner needed to win the match (R33).
+
+    ## Starting State
+
+    The opening position (R4) with an opening roll (R5: never a double) for a seat drawn
+    at random; when the opponent wins the opening it moves first inside ``reset``.
+    ``reset(options={"board": [...26], "dice": [d1, d2]})`` starts from a given position
+    instead (the agent to move; dice drawn when omitted); ``options={"score": (a, b)}``
+    sets the match score (agent, opponent).
+
+    ## Episode End
+
+    Terminates when a side bears off its 15th checker (R21).  Never truncates
+    (Gymnasium's ``TimeLimit`` can be added through ``max_episode_steps``).
+
+    ## Arguments
+
+    * ``opponent``: ``"random"`` (default), ``"pubeval"``, ``"gnubg"``/``"gnubg:PLY"``, a
+      checkpoint path, ``"default"``, a ``Player``, or ``"self"`` for self-play.
+    * ``rules``: ``"standard"`` (default), ``"mars"`` or a ``RuleSet``; the cube is never
+      offered (cubeless environment; ``cube=True`` raises).
+    * ``encoding``: ``"tesauro198"`` (default) or ``"extended"``.
+    * ``match_length`` (0: money play) and ``score``: match play, see Rewards.
+    * ``invalid_action``: ``"wrap"`` (default) or ``"raise"``.
+    * ``render_mode``: None or ``"ansi"`` (gnubg-style text diagram).
+
+    ``reset(seed=...)`` seeds the dice and an opponent built from a spec string.
+
+    ## Version History
+
+    * v0: first version (cubeless; money or match points).
+    """
+
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(
+        self,
+        opponent: str | Player = "random",
+        rules: str | RuleSet = "standard",
+        encoding: str = "tesauro198",
+        match_length: int = 0,
+        score: tuple[int, int] = (0, 0),
+        cube: bool = False,
+        invalid_action: InvalidAction = "wrap",
+        render_mode: str | None = None,
+    ) -> None:
+        if cube:
+            raise NotImplementedError(
+                "the cube is not modelled: Nard-v0 is cubeless (use cube=False)"
+            )
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        if match_length < 0:
+            raise ValueError(f"match_length must be >= 0, got {match_length}")
+        self.render_mode = render_mode
+        self.rules = get_rules(rules).with_options(cube=False)
+        if match_length:
+            self.rules = self.rules.with_options(jacoby=False)  # R33: no Jacoby in matches
+        self.encoding = get_encoding(encoding)
+        self.match_length = int(match_length)
+        self.initial_score = (int(score[0]), int(score[1]))
+        self.score = self.initial_score
+        self.self_play = opponent == "self"
+        self._opponent_spec = opponent if isinstance(opponent, str) else None
+        self.opponent = resolve_opponent(opponent, self.rules, None)
+        self.observation_space = observation_space(self.encoding)
+        self.action_space = gym.spaces.Discrete(MAX_CANDIDATES)
+        self.game = GameBatch(
+            1,
+            self.rules,
+            self.np_random,
+            opponent=self.opponent,
+            autoreset=False,
+            invalid_action=invalid_action,
+        )
+
+    # -- Gymnasium API ------------------------------------------------------------------
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        if seed is not None and self._opponent_spec not in (None, "self"):
+            if self.opponent is not None:
+                self.opponent.close()
+            self.opponent = resolve_opponent(
+                self._opponent_spec, self.rules, int(self.np_random.integers(2**63))
+            )
+            self.game.opponent = self.opponent
+        self.game.rng = self.np_random
+        opts = options or {}
+        if "score" in opts:
+            self.score = (int(opts["score"][0]), int(opts["score"][1]))
+        else:
+            self.score = self.initial_score
+        board = opts.get("board")
+        dice = opts.get("dice")
+        outcome = self.game.reset(
+            boards=None if board is None else np.asarray(board, dtype=np.int8).reshape(1, 26),
+            dice=None if dice is None else np.asarray(dice, dtype=np.int8).reshape(1, 2),
+        )
+        reward = self._reward(outcome)  # an opponent cannot win before our first move
+        assert reward == 0.0
+        return self._observe(), self._info(outcome)
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        outcome = self.game.step(np.array([int(action)], dtype=np.int64))
+        reward = self._reward(outcome)
+        terminated = bool(outcome.winner[0] >= 0)
+        return self._observe(), reward, terminated, False, self._info(outcome)
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi":
+            return None
+        from nard_rl.engine.ascii import render_board
+
+        g = self.game
+        text = render_board(g.boards[0].tolist())
+        if g.over[0]:
+            return text + "\nGame over\n"
+        return text + f"\nDice: {int(g.dice[0, 0])}-{int(g.dice[0, 1])}\n"
+
+    def close(self) -> None:
+        if self.opponent is not None and self._opponent_spec is not None:
+            self.opponent.close()
+        super().close()
+
+    # -- helpers ------------------------------------------------------------------------
+    def _reward(self, outcome: StepOutcome) -> float:
+        winner = int(outcome.winner[0])
+        if winner < 0:
+            return 0.0
+        points = int(outcome.points[0])
+        if self.match_length:
+            # R33: a win scores no more than the winner needs to reach the match length.
+            points = min(points, max(self.match_length - self.score[winner], 1))
+            a, b = self.score
+            self.score = (a + points, b) if winner == 0 else (a, b + points)
+        if self.self_play or winner == 0:
+            return float(points)
+        return -float(points)
+
+    def _observe(self) -> np.ndarray:
+        return self.game.observe(self.encoding)[0]
+
+    def _info(self, outcome: StepOutcome) -> dict[str, Any]:
+        g = self.game
+        n = int(g.offsets[1])
+        boards = g.afters[:n].copy()
+        mask = np.zeros(MAX_CANDIDATES, dtype=np.int8)
+        mask[:n] = 1
+        encoded = np.zeros((MAX_CANDIDATES, self.encoding.size), dtype=np.float32)
+        moves = np.zeros((n, 4, 2), dtype=np.int8)
+        if n:
+            encoded[:n] = self.encoding.encode(boards, on_roll=False)
+            moves = self._moves(boards)
+        info: dict[str, Any] = {
+            "action_mask": mask,
+            "afterstates": encoded,
+            "afterstate_boards": boards,
+            "moves": moves,
+            "board": g.boards[0].copy(),
+            "dice": g.dice[0].copy(),
+            "seat": int(g.seat[0]),
+            "winner": int(outcome.winner[0]),
+            "points": int(outcome.points[0]),
+            "passes": int(outcome.passes[0]),
+            "opponent_plies": int(outcome.opponent_plies[0]),
+            "action_wrapped": bool(outcome.wrapped[0]),
+        }
+        if self.match_length:
+            info["match_score"] = self.score
+        return info
+
+    def _moves(self, boards: np.ndarray) -> np.ndarray:
+        """Step lists of the candidates, in the candidates' order (a second movegen call
+        with moves recorded; it lists the same afterstates in the same order)."""
+        g = self.game
+        afters, moves = legal_afterstates(
+            g.boards[0], int(g.dice[0, 0]), int(g.dice[0, 1]), self.rules.waste_rule
+        )
+        if not np.array_equal(afters, boards):  # pragma: no cover - movegen is deterministic
+            raise RuntimeError("move generator returned a different candidate order")
+        moves = moves.copy()
+        moves[moves[:, :, 0] < 0] = -1  # the generator leaves the pads' "to" unset
+        return moves
