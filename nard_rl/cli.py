@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "nard_rl.commands.agent",
     "nard_rl.commands.train",
     "nard_rl.commands.evaluate",
+    "nard_rl.commands.hint",
 )
 
 

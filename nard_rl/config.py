@@ -14,7 +14,7 @@ from hydra.core.config_store import ConfigStore
 
 @dataclass
 class ModelConfig:
-    hidden: list[int] = field(default_factory=lambda: [80])
+    hidden: list[int] = field(default_factory=lambda: [128])
     """Hidden layer widths of the MLP (TD-Gammon: one layer of 40-160 units)."""
     activation: str = "sigmoid"
     """Hidden activation: sigmoid (Tesauro), tanh, relu or silu."""
@@ -22,7 +22,7 @@ class ModelConfig:
 
 @dataclass
 class EncodingConfig:
-    name: str = "tesauro198"
+    name: str = "extended"
     """Input encoding: tesauro198 (Tesauro's 198 inputs) or extended (raw + features)."""
 
 
@@ -34,15 +34,15 @@ class RulesConfig:
 
 @dataclass
 class TrainerConfig:
-    games: int = 20_000
+    games: int = 30_000
     """Self-play games to play in total (a resumed run continues up to this number)."""
-    parallel_games: int = 256
+    parallel_games: int = 512
     """Games in flight at once; each ply is one batched forward pass over all of them."""
     optimizer: str = "adam"
     """adam or sgd (Tesauro used plain SGD)."""
-    lr: float = 1e-3
+    lr: float = 1e-2
     """Learning rate at the start."""
-    lr_final: float = 1e-4
+    lr_final: float = 1e-3
     """Learning rate reached (linearly) at the last game; equal to lr for a constant rate."""
     loss: str = "mse"
     """mse (TD-Gammon's squared error) or bce (cross-entropy on the five probabilities)."""

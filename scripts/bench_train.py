@@ -81,13 +81,16 @@ def main() -> None:
     devices = [torch.device(d) for d in (args.device or ["cpu"])]
     ship = shipped_config()
     configs = [("tesauro198", (80,), "sigmoid"), ship]
-    print(f"torch {torch.__version__}, CPU threads {torch.get_num_threads()}, "
-          f"parallel games {args.parallel}, {args.seconds:.0f} s per configuration")
+    print(
+        f"torch {torch.__version__}, CPU threads {torch.get_num_threads()}, "
+        f"parallel games {args.parallel}, {args.seconds:.0f} s per configuration"
+    )
     first = None
     for dev in devices:
         for enc, hidden, act in configs:
-            gps, pps = bench(enc, hidden, act, dev, args.parallel, args.seconds,
-                             args.warmup_plies, args.seed)
+            gps, pps = bench(
+                enc, hidden, act, dev, args.parallel, args.seconds, args.warmup_plies, args.seed
+            )
             hid = "-".join(str(h) for h in hidden)
             print(f"{dev.type:5s} {enc:>11s}-{hid:<8s} {gps:10,.0f} games/s {pps:12,.0f} plies/s")
             if first is None:

@@ -38,8 +38,6 @@ def test_same_seed_same_result_and_mars_values() -> None:
     a = play_match(make_player("random", seed=5), make_player("random", seed=6), 100, seed=9)
     b = play_match(make_player("random", seed=5), make_player("random", seed=6), 100, seed=9)
     assert a.ppg == b.ppg
-    m = play_match(
-        make_player("pubeval"), make_player("random", seed=2), 100, seed=4, rules="mars"
-    )
+    m = play_match(make_player("pubeval"), make_player("random", seed=2), 100, seed=4, rules="mars")
     assert m.backgammon_rate == 0.0  # R28: no x3 result under mars
     assert m.rules == "mars"

@@ -42,8 +42,8 @@ def test_smoke_run_writes_checkpoints_and_logs(tmp_path: Path) -> None:
     last = train(_smoke_cfg(tmp_path, 60))
     ckpt = load_checkpoint(last)
     assert ckpt["games"] >= 60
-    assert ckpt["spec"]["encoding"] == "tesauro198"
-    assert ckpt["spec"]["encoding_version"] == get_encoding("tesauro198").version
+    assert ckpt["spec"]["encoding"] == "extended"
+    assert ckpt["spec"]["encoding_version"] == get_encoding("extended").version
     assert ckpt["config"]["trainer"]["games"] == 60
     assert "optimizer" in ckpt and "rng" in ckpt["extra"]
     assert list((tmp_path / "t" / "checkpoints").glob("games_*.pt"))
@@ -120,9 +120,18 @@ def test_selfplay_learns_the_final_result_target() -> None:
 def test_killed_run_resumes(tmp_path: Path) -> None:
     run = tmp_path / "k"
     cmd = [
-        sys.executable, "-m", "nard_rl", "train", "name=k", f"out_dir={tmp_path}",
-        "trainer=smoke", "trainer.games=100000", "trainer.checkpoint_every=50",
-        "trainer.eval_every=0", "trainer.final_eval_games=0", "model.hidden=[16]",
+        sys.executable,
+        "-m",
+        "nard_rl",
+        "train",
+        "name=k",
+        f"out_dir={tmp_path}",
+        "trainer=smoke",
+        "trainer.games=100000",
+        "trainer.checkpoint_every=50",
+        "trainer.eval_every=0",
+        "trainer.final_eval_games=0",
+        "model.hidden=[16]",
     ]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     last = run / "checkpoints" / "last.pt"
@@ -136,7 +145,9 @@ def test_killed_run_resumes(tmp_path: Path) -> None:
     assert games_at_kill >= 50
     out = subprocess.run(
         [*cmd[:6], f"trainer.games={games_at_kill + 100}", *cmd[7:], "resume=auto"],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert f"resumed from {last} at {games_at_kill:,} games" in out.stdout

@@ -44,6 +44,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--rules", default="standard", help="rule set: standard or mars")
     parser.add_argument("--seed", type=int, default=None, help="seed for random players")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch CPU threads for network players (default: %(default)s; one position at a "
+        "time is too small a batch to gain from more, and spinning threads cost latency)",
+    )
 
 
 def answer_request(request: dict[str, Any], player: Player, rules: RuleSet) -> dict[str, Any]:
@@ -83,6 +90,10 @@ def serve(stdin: TextIO, stdout: TextIO, player: Player, rules: RuleSet) -> None
 def run(args: argparse.Namespace) -> int:
     try:
         rules = get_rules(args.rules)
+        if args.threads > 0 and (args.player.endswith(".pt") or args.player == "default"):
+            import torch
+
+            torch.set_num_threads(args.threads)
         player = make_player(args.player, rules=rules, seed=args.seed)
     except (ValueError, RuntimeError, OSError) as exc:
         print(f"nard agent: error: {exc}", file=sys.stderr)

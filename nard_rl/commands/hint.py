@@ -1,0 +1,99 @@
+"""``nard hint``: the network's ranking of every legal play of a position and roll."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+from nard_rl.commands.moves import position_from_request
+from nard_rl.engine.movegen import legal_afterstates
+from nard_rl.engine.movetext import format_steps
+from nard_rl.engine.position import PositionError
+from nard_rl.engine.rules import get_rules
+
+NAME = "hint"
+HELP = "Rank the legal plays of a position with a network (best first, with probabilities)."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    src = parser.add_mutually_exclusive_group()
+    src.add_argument("--id", dest="position_id", help="GNUBG Position ID (player on roll moves)")
+    src.add_argument("--xgid", help="XGID string")
+    src.add_argument("--board", help="JSON board: 26 integers from the mover's view")
+    parser.add_argument("--dice", nargs=2, type=int, required=True, metavar=("D1", "D2"))
+    parser.add_argument("--rules", default="standard", help="rule set: standard or mars")
+    parser.add_argument("--net", default="default", help="checkpoint path or 'default'")
+    parser.add_argument("--top", type=int, default=10, help="how many plays to list")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def rank_plays(
+    board: list[int], d1: int, d2: int, net: str = "default", rules: str = "standard"
+) -> list[dict[str, object]]:
+    """Every legal play with the net's outcome probabilities and equity, best first."""
+    import torch
+
+    from nard_rl.net_player import NetworkPlayer, default_checkpoint_path
+    from nard_rl.network import PROB_NAMES, cubeless_equity
+
+    ruleset = get_rules(rules)
+    path = default_checkpoint_path() if net == "default" else net
+    player = NetworkPlayer.from_checkpoint(path, rules=ruleset)
+    afters, steps = legal_afterstates(np.array(board, dtype=np.int8), d1, d2, ruleset.waste_rule)
+    if afters.shape[0] == 0:
+        return []
+    probs = player.probabilities(afters)
+    eq = cubeless_equity(torch.from_numpy(probs), ruleset).numpy()
+    order = np.argsort(-eq, kind="stable")
+    return [
+        {
+            "move": format_steps(board, steps[i]),
+            "equity": round(float(eq[i]), 4),
+            "probs": {k: round(float(v), 4) for k, v in zip(PROB_NAMES, probs[i], strict=True)},
+            "board": afters[i].tolist(),
+        }
+        for i in order
+    ]
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        if args.position_id:
+            req: dict[str, object] = {"position_id": args.position_id}
+        elif args.xgid:
+            req = {"xgid": args.xgid}
+        elif args.board:
+            req = {"board": json.loads(args.board)}
+        else:
+            from nard_rl.engine.position import START_BOARD
+
+            req = {"board": list(START_BOARD)}
+        position = position_from_request(req)
+        for d in args.dice:
+            if not 1 <= d <= 6:
+                raise PositionError(f"dice must be in 1..6, got {d}")
+        plays = rank_plays(list(position.board), *args.dice, net=args.net, rules=args.rules)
+    except (ValueError, FileNotFoundError, json.JSONDecodeError) as exc:
+        print(f"nard hint: error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps({"plays": plays[: args.top]}))
+        return 0
+    print(f"Position ID {position.position_id()}, roll {args.dice[0]}-{args.dice[1]}")
+    if not plays:
+        print("  no legal play: the roll is forfeited (R16)")
+        return 0
+    best = plays[0]["equity"]
+    print(f"{'#':>3}  {'move':<24} {'equity':>8} {'diff':>7}   win    gam    bg  | lgam   lbg")
+    for i, p in enumerate(plays[: args.top], start=1):
+        pr = p["probs"]
+        assert isinstance(pr, dict)
+        print(
+            f"{i:3d}. {p['move']:<24} {p['equity']:+8.3f} {float(p['equity']) - float(best):+7.3f}"
+            f"  {pr['win']:.3f}  {pr['win_gammon']:.3f}  {pr['win_backgammon']:.3f}"
+            f" | {pr['lose_gammon']:.3f}  {pr['lose_backgammon']:.3f}"
+        )
+    return 0
