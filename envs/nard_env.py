@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import mmap
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -97,7 +97,7 @@ class NardEnv(gym.Env):
     * v0: first version (cubeless; money or match points).
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
 
     def __init__(
         self,

@@ -11,7 +11,7 @@ happens in whole-array calls of ``envs.core.GameBatch``; there is no Python per 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -98,7 +98,10 @@ class NardVectorEnv(VectorEnv):
     happens.  ``reset(seed=...)`` seeds the dice and a spec-built opponent.
     """
 
-    metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+    metadata: ClassVar[dict[str, Any]] = {
+        "autoreset_mode": AutoresetMode.SAME_STEP,
+        "render_modes": [],
+    }
 
     def __init__(
         self,
@@ -179,9 +182,7 @@ class NardVectorEnv(VectorEnv):
 
     def _infos(self, outcome: Any) -> dict[str, Any]:
         g = self.games
-        encoded = (
-            self.encoding.encode(g.afters, on_roll=False) if self.encode_afterstates else None
-        )
+        encoded = self.encoding.encode(g.afters, on_roll=False) if self.encode_afterstates else None
         return {
             "afterstates": encoded,
             "afterstate_boards": g.afters,

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from nard_rl.engine.batch import outcomes, roll_dice, start_boards
+from nard_rl.engine.batch import outcomes, start_boards
 from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.engine.position import flip_boards
 from nard_rl.engine.rules import RuleSet, get_rules
@@ -77,14 +77,13 @@ def play_match(
     """
     r = get_rules(rules)
     pairs = max(1, math.ceil(games / 2))
-    rng = np.random.default_rng(seed)
     pair_points = np.zeros(pairs, dtype=np.float64)
     points_a: list[np.ndarray] = []
     t0 = time.perf_counter()
     done_games = 0
     for lo in range(0, pairs, batch_pairs):
         k = min(batch_pairs, pairs - lo)
-        pts = _play_block(player_a, player_b, k, rng, r)
+        pts = _play_block(player_a, player_b, np.arange(lo, lo + k, dtype=np.uint64), seed, r)
         pair_points[lo : lo + k] = (pts[:k] + pts[k:]) / 2.0
         points_a.append(pts)
         done_games += 2 * k
@@ -111,10 +110,46 @@ def play_match(
     )
 
 
+_MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def _splitmix64(x: np.ndarray) -> np.ndarray:
+    x = x + np.uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def pair_dice(seed: int, pairs: np.ndarray, ply: int) -> np.ndarray:
+    """The roll of each dice stream at one ply, a pure function of (seed, pair, ply).
+
+    Counter-based rather than drawn from one generator, so a match's dice do not depend on
+    how its pairs are split into batches: the same seed gives the same games whatever the
+    batch size.  Ply 0 is the opening roll (R5: never a double).
+    """
+    with np.errstate(over="ignore"):
+        key = _splitmix64(np.full(pairs.shape, seed, dtype=np.uint64) & _MASK64)
+        h = _splitmix64(key ^ _splitmix64(pairs * np.uint64(0x100000001B3) + np.uint64(ply)))
+    dice = np.empty((pairs.shape[0], 2), dtype=np.int8)
+    if ply == 0:
+        r = (h % np.uint64(30)).astype(np.int64)  # the 30 non-double ordered rolls
+        d1 = r // 5
+        d2 = r % 5
+        d2 = d2 + (d2 >= d1)
+        dice[:, 0] = d1 + 1
+        dice[:, 1] = d2 + 1
+    else:
+        r = (h % np.uint64(36)).astype(np.int64)
+        dice[:, 0] = r // 6 + 1
+        dice[:, 1] = r % 6 + 1
+    return dice
+
+
 def _play_block(
-    player_a: object, player_b: object, k: int, rng: np.random.Generator, rules: RuleSet
+    player_a: object, player_b: object, pair_ids: np.ndarray, seed: int, rules: RuleSet
 ) -> np.ndarray:
     """2k games: 0..k-1 with A first, k..2k-1 with B first; pair i shares its dice."""
+    k = pair_ids.shape[0]
     n = 2 * k
     boards = start_boards(n)
     # a_to_move[g]: is player A on roll in game g
@@ -122,12 +157,10 @@ def _play_block(
     a_to_move[:k] = True
     alive = np.ones(n, dtype=bool)
     points = np.zeros(n, dtype=np.float64)
-    opening = np.ones(k, dtype=bool)
-    for _ply in range(MAX_PLIES):
+    for ply in range(MAX_PLIES):
         if not alive.any():
             break
-        d = roll_dice(rng, k, opening)
-        opening[:] = False
+        d = pair_dice(seed, pair_ids, ply)
         dice = np.concatenate([d, d])
         idx = np.flatnonzero(alive)
         chosen = boards[idx].copy()

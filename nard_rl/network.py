@@ -60,6 +60,16 @@ class EquityNet(nn.Module):
         return torch.stack((win, wg, wbg, lg, lbg), dim=1)
 
 
+def resolve_device(name: str) -> torch.device:
+    """``auto`` picks CUDA when present, so the same command trains on GPU or CPU."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    dev = torch.device(name)
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("device=cuda requested but no CUDA device is available")
+    return dev
+
+
 def swap_sides(probs: torch.Tensor) -> torch.Tensor:
     """The same outcome probabilities seen by the other player."""
     return torch.stack(

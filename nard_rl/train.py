@@ -24,20 +24,10 @@ from tqdm import tqdm
 from nard_rl.encoding import get_encoding
 from nard_rl.engine.rules import get_rules
 from nard_rl.evaluation import play_match
-from nard_rl.network import NetSpec, load_checkpoint, save_checkpoint
+from nard_rl.network import NetSpec, load_checkpoint, resolve_device, save_checkpoint
 from nard_rl.selfplay import SelfPlay
 
 LAST = "last.pt"
-
-
-def resolve_device(name: str) -> torch.device:
-    """``auto`` picks CUDA when present, so the same command trains on GPU or CPU."""
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    dev = torch.device(name)
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError("device=cuda requested but no CUDA device is available")
-    return dev
 
 
 def _plain(cfg: Any) -> dict[str, Any]:

@@ -137,7 +137,7 @@ def check_device(device: str) -> str:
     """Fail early on a device this machine lacks (only torch when a GPU is asked for)."""
     if device == "cpu":
         return device
-    from nard_rl.train import resolve_device
+    from nard_rl.network import resolve_device
 
     return str(resolve_device(device))
 
