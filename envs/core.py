@@ -110,7 +110,8 @@ class GameBatch:
     ``opponent`` is None for self-play (the agent moves for both seats) or a player that
     moves for seat 1 while the agent holds seat 0.  With ``autoreset`` a finished game
     restarts within the same call; without it the game stays over (``over``) until
-    ``reset`` is called for it, holding the final board from the loser's view.
+    ``reset`` is called for it, holding the final board from the view of the loser
+    (self-play) or of the agent (against an opponent).
     """
 
     def __init__(

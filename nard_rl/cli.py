@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "nard_rl.commands.train",
     "nard_rl.commands.evaluate",
     "nard_rl.commands.hint",
+    "nard_rl.commands.cube",
 )
 
 

@@ -103,13 +103,13 @@ BOARD_SIZE = 26
 
 @njit(cache=True)
 def _tesauro_units(out: np.ndarray, row: int, base: int, n: int) -> None:
-    out[row, base] = 1.0
-    if n >= 2:
-        out[row, base + 1] = 1.0
-    if n >= 3:
-        out[row, base + 2] = 1.0
-    if n > 3:
-        out[row, base + 3] = (n - 3) / 2.0
+    """Write all four units of a point (zeros included): the kernel fills every input of
+    a row exactly once, so ``encode`` can allocate with ``np.empty`` and large batches
+    cost one pass over memory instead of a clearing pass plus a scattered second pass."""
+    out[row, base] = 1.0 if n >= 1 else 0.0
+    out[row, base + 1] = 1.0 if n >= 2 else 0.0
+    out[row, base + 2] = 1.0 if n >= 3 else 0.0
+    out[row, base + 3] = (n - 3) / 2.0 if n > 3 else 0.0
 
 
 @njit(cache=True)
@@ -119,11 +119,11 @@ def _tesauro_kernel(boards: np.ndarray, on_roll: np.ndarray, out: np.ndarray) ->
         theirs = 0
         for p in range(1, 25):
             v = np.int64(boards[i, p])
+            _tesauro_units(out, i, 4 * (p - 1), max(v, 0))
+            _tesauro_units(out, i, 98 + 4 * (24 - p), max(-v, 0))
             if v > 0:
-                _tesauro_units(out, i, 4 * (p - 1), v)
                 ours += v
-            elif v < 0:
-                _tesauro_units(out, i, 98 + 4 * (24 - p), -v)
+            else:
                 theirs -= v
         bar_us = np.int64(boards[i, 25])
         bar_them = -np.int64(boards[i, 0])
@@ -131,10 +131,8 @@ def _tesauro_kernel(boards: np.ndarray, on_roll: np.ndarray, out: np.ndarray) ->
         out[i, 97] = (15 - ours - bar_us) / 15.0
         out[i, 194] = bar_them / 2.0
         out[i, 195] = (15 - theirs - bar_them) / 15.0
-        if on_roll[i]:
-            out[i, 196] = 1.0
-        else:
-            out[i, 197] = 1.0
+        out[i, 196] = 1.0 if on_roll[i] else 0.0
+        out[i, 197] = 0.0 if on_roll[i] else 1.0
 
 
 # ---------------------------------------------------------------------------------------
@@ -424,10 +422,11 @@ class Encoding:
             raise ValueError(f"boards must have shape (N, 26), got {np.shape(boards)}")
         flags = np.broadcast_to(np.asarray(on_roll, dtype=np.bool_), (arr.shape[0],))
         flags = np.ascontiguousarray(flags)
-        out = np.zeros((arr.shape[0], self.size), dtype=np.float32)
         if self.name == "tesauro198":
+            out = np.empty((arr.shape[0], self.size), dtype=np.float32)  # dense kernel
             _tesauro_kernel(arr, flags, out)
         else:
+            out = np.zeros((arr.shape[0], self.size), dtype=np.float32)
             _extended_kernel(arr, flags, out, _HIT_START, _HIT_MASK, _HIT_NINT, _HIT_INTER, _ESCAPE)
         return out[0] if single else out
 

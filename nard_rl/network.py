@@ -14,6 +14,7 @@ choice is a segment argmax over the resulting equities (``nard_rl.batch``).
 from __future__ import annotations
 
 import os
+import pickle
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,9 +24,11 @@ from typing import Any
 import torch
 from torch import nn
 
-from nard_rl.engine.rules import RuleSet, get_rules
+from nard_rl.cube import PROB_NAMES, result_increments
+from nard_rl.engine.rules import RuleSet
 
-PROB_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
+__all__ = ["PROB_NAMES", "EquityNet", "NetSpec", "cubeless_equity", "swap_sides"]
+
 CHECKPOINT_FORMAT = 1
 
 
@@ -80,18 +83,14 @@ def swap_sides(probs: torch.Tensor) -> torch.Tensor:
 def cubeless_equity(
     probs: torch.Tensor, rules: RuleSet | str = "standard", *, cube_turned: bool = False
 ) -> torch.Tensor:
-    """Cubeless equity per stake: R25 (1/2/3), R26 (bg as 2), R28 mars (1/2), R32 Jacoby.
+    """Cubeless equity per stake of ``(N, 5)`` probabilities, on tensors.
 
-    Under Jacoby (money play, cube never turned) gammons and backgammons count single.
+    The weights come from ``nard_rl.cube.result_increments`` (the reference definition,
+    see ``nard_rl.cube.cubeless_equity``), so the rule-set logic lives in one place.
     """
-    r = get_rules(rules)
+    g, bg = result_increments(rules, cube_turned=cube_turned)
     win, wg, wbg, lg, lbg = probs.unbind(dim=1)
-    eq = 2.0 * win - 1.0
-    if r.jacoby and not cube_turned:
-        return eq
-    g = float(r.gammon_value - 1)
-    bg = float(r.backgammon_value - r.gammon_value)
-    return eq + g * (wg - lg) + bg * (wbg - lbg)
+    return 2.0 * win - 1.0 + g * (wg - lg) + bg * (wbg - lbg)
 
 
 @dataclass(frozen=True)
@@ -181,7 +180,12 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"checkpoint not found: {path}")
-    ckpt = torch.load(path, map_location=map_location, weights_only=True)
+    try:
+        ckpt = torch.load(path, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError:
+        raise  # code in the file: refused, and said so by torch
+    except (RuntimeError, EOFError, OSError, ValueError) as exc:
+        raise ValueError(f"{path} is not a readable checkpoint: {exc}") from None
     if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
         raise ValueError(f"{path} is not a nard-rl checkpoint (format {CHECKPOINT_FORMAT})")
     return ckpt

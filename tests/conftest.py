@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
+from reference_movegen import random_bearoff_positions, random_game_positions
 
 DATA = Path(__file__).parent / "data"
 GNUBG = "/usr/games/gnubg"
@@ -56,14 +57,10 @@ def gnubg_records() -> list[dict[str, Any]]:
 @pytest.fixture(scope="session")
 def random_play_positions() -> list[tuple[tuple[int, ...], tuple[int, int]]]:
     """Positions and rolls met in seeded random games (played by the reference generator)."""
-    from reference_movegen import random_game_positions
-
     return random_game_positions(seed=20240601, count=1500)
 
 
 @pytest.fixture(scope="session")
 def bearoff_positions() -> list[tuple[tuple[int, ...], tuple[int, int]]]:
     """Seeded random bear-off positions (some with contact), where R19, R20 and R29 bite."""
-    from reference_movegen import random_bearoff_positions
-
     return random_bearoff_positions(seed=7, count=1500)

@@ -531,6 +531,17 @@ def test_play_by_move_text_in_any_order_or_by_board() -> None:
     by_text = Game(dice=[(6, 2)])
     by_text.roll()
     by_text.play("13/11   24/18")
+    mat_style = Game(dice=[(5, 3), (6, 6)])
+    mat_style.roll()
+    mat_style.play("13/8 13/10")
+    mat_style.roll()
+    assert mat_style.play("24/18(2) 13/7 13/7").move == "24/18(2) 13/7(2)"
+    entering = Game(start=board({13: 14}, {20: 1, 12: 14}, mover_bar=1), dice=[(5, 3)] * 2)
+    entering.roll()
+    assert entering.play("20/17 25/20").move == "bar/20*/17"
+    joined = Game(start=board({13: 14}, {20: 1, 12: 14}, mover_bar=1), dice=[(5, 3)])
+    joined.roll()
+    assert joined.play("bar/20*/17").move == "bar/20*/17"
     by_board = Game(dice=[(6, 2)])
     by_board.roll()
     target = board({24: 1, 18: 1, 13: 4, 11: 1, 8: 3, 6: 5}, {1: 2, 12: 5, 17: 3, 19: 5})

@@ -62,8 +62,23 @@ def test_golden_is_consistent(name: str) -> None:
         on_roll = 25 * b[25] + sum(p * b[p] for p in range(1, 25) if b[p] > 0)
         other = 25 * -b[0] + sum((25 - p) * -b[p] for p in range(1, 25) if b[p] < 0)
         x, o = (on_roll, other) if player == "O" else (other, on_roll)
-        assert (x, o) == (int(pips_x), int(pips_o)), lines[number]
+        assert (x, o) == (int(pips_x), int(pips_o)), match.string
     assert re.search(r"^[XO] wins ", lines[-1])
+
+
+def test_demo_command_prints_the_transcript(capsys: pytest.CaptureFixture[str]) -> None:
+    from nard_rl.cli import main
+
+    assert main(["demo", "--seed", "1"]) == 0
+    assert capsys.readouterr().out == transcript(seed=1, rules="standard")
+
+
+def test_demo_match_plays_to_the_end() -> None:
+    text = transcript(seed=5, rules="standard", match=3)
+    headers = re.findall(r"^Game (\d+): score X (\d+), O (\d+)", text, flags=re.M)
+    assert [int(h[0]) for h in headers] == list(range(1, len(headers) + 1))
+    final = re.search(r"^([XO]) wins the match (\d+)-(\d+)$", text, flags=re.M)
+    assert final is not None and int(final.group(2)) == 3 and int(final.group(3)) < 3
 
 
 def _update() -> None:

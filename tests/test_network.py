@@ -107,3 +107,10 @@ def test_encoding_version_mismatch_is_refused(tmp_path) -> None:
 def test_missing_checkpoint_names_the_path(tmp_path) -> None:
     with pytest.raises(FileNotFoundError, match=r"nope\.pt"):
         load_checkpoint(tmp_path / "nope.pt")
+
+
+def test_garbage_file_is_a_clear_value_error(tmp_path) -> None:
+    path = tmp_path / "garbage.pt"
+    path.write_bytes(b"this is not a checkpoint")
+    with pytest.raises(ValueError, match="not a readable checkpoint"):
+        load_checkpoint(path)

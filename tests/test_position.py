@@ -58,12 +58,15 @@ def test_start_board_is_R4() -> None:
         ([0] * 25, "must have 26 entries, got 25"),
         ([0] * 27, "must have 26 entries, got 27"),
         ([], "must have 26 entries, got 0"),
-        (["a", *[0] * 25], "board must be 26 integers"),
-        ([None, *[0] * 25], "board must be 26 integers"),
-        ([[1], *[0] * 25], "board must be 26 integers"),
-        (None, "board must be 26 integers"),
-        ([0.5, *board_of({6: 1}, {1: 1})[1:]], "whole numbers"),
-        ([math.nan, *board_of({6: 1}, {1: 1})[1:]], "board must be 26 integers"),
+        (["a", *START_BOARD[1:]], "board entries must be integers, got 'a'"),
+        (["0", *START_BOARD[1:]], "board entries must be integers, got '0'"),
+        ([None, *START_BOARD[1:]], "board entries must be integers, got None"),
+        ([True, *START_BOARD[1:]], "board entries must be integers, got True"),
+        ([[0], *START_BOARD[1:]], "board entries must be integers, got \\[0\\]"),
+        (None, "board must be a list of 26 integers"),
+        ([0.5, *START_BOARD[1:]], "whole numbers, got 0.5"),
+        ([math.nan, *START_BOARD[1:]], "whole numbers, got nan"),
+        ([-math.inf, *START_BOARD[1:]], "whole numbers, got -inf"),
     ],
 )
 def test_invalid_boards_are_refused_with_the_reason(board, message: str) -> None:
@@ -76,7 +79,7 @@ def test_invalid_boards_are_refused_with_the_reason(board, message: str) -> None
 
 def test_infinite_entries_are_refused_as_a_position_error() -> None:
     """``json.loads`` accepts ``Infinity``, so this reaches ``validate_board`` from the CLI;
-    it must be refused like any other non-integer (an OverflowError escapes otherwise)."""
+    it must be refused like any other non-integer (an OverflowError escaped once)."""
     with pytest.raises(PositionError):
         validate_board([math.inf, *START_BOARD[1:]])
 

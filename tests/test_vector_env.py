@@ -202,3 +202,26 @@ def test_gather_slices_keeps_the_chosen_games_in_order() -> None:
         np.testing.assert_array_equal(
             sub[sub_off[j] : sub_off[j + 1]], rows[offsets[i] : offsets[i + 1]]
         )
+
+
+@pytest.mark.parametrize("name", ["tesauro198", "extended"])
+def test_observation_box_holds_extreme_positions(name: str) -> None:
+    """The Box bounds hold for stacks of 15, a full bar and everything borne off."""
+    env = NardVectorEnv(1, encoding=name)
+    space = env.single_observation_space
+    extremes = []
+    for spot in (1, 6, 13, 24, 25):
+        b = np.zeros(26, dtype=np.int8)
+        b[spot] = 15
+        b[0] = -15  # the opponent's 15 on its bar
+        extremes.append(b)
+    b = np.zeros(26, dtype=np.int8)
+    b[1] = 1
+    b[24] = -15  # mover nearly off, the opponent's stack on the mover's 24 point
+    extremes.append(b)
+    enc = get_encoding(name)
+    for on_roll in (False, True):
+        x = enc.encode(np.array(extremes), on_roll=on_roll)
+        obs = np.concatenate([x, np.zeros((x.shape[0], 12), dtype=np.float32)], axis=1)
+        for row in obs:
+            assert space.contains(row)

@@ -44,7 +44,9 @@ TAKE_PROB = 0.75
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=1, help="seed of dice and decisions")
-    parser.add_argument("--rules", default="standard", choices=["standard", "mars"])
+    parser.add_argument(
+        "--rules", default="standard", choices=["standard", "mars"], help="rule set"
+    )
     parser.add_argument(
         "--match", type=int, default=0, metavar="N", help="play a match to N points (0: one game)"
     )
@@ -161,7 +163,7 @@ def transcript(seed: int = 1, rules: RuleSet | str = "standard", match: int = 0)
     """The demo's full text for a seed, rule set and match length (0: one money game)."""
     ruleset = get_rules(rules)
     result = play_match(seed, ruleset, match)
-    kind = f"{match}-point match" if match else "one money game"
+    kind = f"{match}-point match" if match else "one game"
     lines = [
         f"nard demo: seed {seed}, {ruleset.name} rules, {kind}",
         "Players: X (player 0) and O (player 1), both random; pips and Position ID after "
@@ -171,7 +173,9 @@ def transcript(seed: int = 1, rules: RuleSet | str = "standard", match: int = 0)
         lines.append("")
         if match:
             s0, s1 = result.scores_before(index)
-            crawford = " (Crawford game, R34)" if index == result.crawford_game else ""
+            crawford = (
+                " (Crawford game, R34)" if ruleset.cube and index == result.crawford_game else ""
+            )
             lines.append(f"Game {index + 1}: score X {s0}, O {s1}{crawford}")
         lines.extend(game_transcript(game))
     if match:

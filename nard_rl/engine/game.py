@@ -21,6 +21,7 @@ Crawford game (R34); a match of length 0 is a money session.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -227,17 +228,31 @@ _PHASE_HINTS = {
 }
 
 
-def _canonical_move(text: str) -> tuple[str, ...]:
-    """Order-free form of a move text: ``13/11 24/18`` and ``24/18 13/11`` are one play,
-    ``8/2(2)`` is ``8/2 8/2``."""
-    parts: list[str] = []
-    for token in text.split():
+def _parse_move(text: str) -> list[tuple[int, int]] | None:
+    """The steps ``(from, to)`` of a move text, or None if it cannot be read.
+
+    Accepts the engine's notation and its variants: parts in any order, chains
+    (``24/20*/16``), counts (``8/2(2)``), ``bar``/``25`` and ``off``/``0``.  A ``*`` is
+    decoration: hits follow from the board.
+    """
+    steps: list[tuple[int, int]] = []
+    for token in text.lower().split():
         count = 1
         if token.endswith(")") and "(" in token:
             token, _, n = token[:-1].partition("(")
-            count = int(n) if n.isdigit() else 1
-        parts.extend([token.lower()] * count)
-    return tuple(sorted(parts))
+            if not n.isdigit():
+                return None
+            count = int(n)
+        points: list[int] = []
+        for name in token.replace("*", "").split("/"):
+            value = {"bar": 25, "off": 0}.get(name, int(name) if name.isdigit() else -1)
+            if not 0 <= value <= 25:
+                return None
+            points.append(value)
+        if len(points) < 2:
+            return None
+        steps.extend(list(itertools.pairwise(points)) * count)
+    return steps
 
 
 def _fixed_resignation(rules: RuleSet) -> bool:
@@ -253,24 +268,34 @@ def _flip(board: Sequence[int]) -> tuple[int, ...]:
     return tuple(-board[25 - i] for i in range(26))
 
 
-def _with_hits(board: Sequence[int], raw: np.ndarray) -> tuple[Step, ...]:
-    """Steps of one generated play in a canonical order, marking the hits (R10).
+def _apply_steps(
+    board: Sequence[int], steps: Iterable[tuple[int, int]]
+) -> tuple[tuple[Step, ...], tuple[int, ...]]:
+    """Play steps on a board: the steps in a canonical order with their hits (R10) marked,
+    and the resulting board.  No legality check (the move generator does that).
 
     Steps are sorted from the highest source point down: that order is always playable
     (the bar first, R11; a checker lands only below where it came from; moving higher
     checkers first only helps bearing off, R18/R20), so records and exports do not
-    depend on the order the generator happened to find.
+    depend on the order the generator or a player happened to give.
     """
     b = list(board)
     out: list[Step] = []
-    pairs = sorted(((int(f), int(t)) for f, t in raw if f >= 0), key=lambda s: (-s[0], -s[1]))
-    for src, dst in pairs:
+    for src, dst in sorted(steps, key=lambda s: (-s[0], -s[1])):
         hit = dst >= 1 and b[dst] == -1
         b[src] -= 1
+        if hit:
+            b[dst] = 0
+            b[0] -= 1
         if dst >= 1:
-            b[dst] = 1 if hit else b[dst] + 1
+            b[dst] += 1
         out.append(Step(src, dst, hit))
-    return tuple(out)
+    return tuple(out), tuple(b)
+
+
+def _raw_steps(raw: np.ndarray) -> list[tuple[int, int]]:
+    """One generated play's ``(from, to)`` rows, without the ``-1`` padding."""
+    return [(int(f), int(t)) for f, t in raw if f >= 0]
 
 
 class Game:
@@ -306,6 +331,8 @@ class Game:
             raise ValueError("match_length must be >= 0 (0 is money play)")
         if player_on_roll not in (0, 1) or cube_owner not in (None, 0, 1):
             raise ValueError("players are 0 and 1")
+        if cube_value < 1 or cube_value & (cube_value - 1) or cube_value > self.rules.cube_max:
+            raise ValueError(f"cube value must be a power of two up to {self.rules.cube_max}")
         self.match_length = match_length
         self.crawford = crawford
         self.cube_value = cube_value
@@ -382,8 +409,12 @@ class Game:
         return self.rules.turn_seconds is not None
 
     def time_left(self, player: int) -> tuple[float, float]:
-        """``(turn time, reserve)`` left to ``player`` now; the turn time is only running
-        for the player on roll (R30)."""
+        """``(turn time, reserve)`` left to ``player`` now (R30).
+
+        The clock runs for the player on roll from the start of the turn until the play
+        is committed (or the roll passes); answers to a double or a resignation are not
+        timed (the mars rule set has no cube anyway).
+        """
         if not self.has_clock:
             return float("inf"), float("inf")
         turn = float(self.rules.turn_seconds or 0.0)
@@ -497,7 +528,9 @@ class Game:
             Play(format_steps(self._board, raw[i]), tuple(afters[i].tolist()))
             for i in range(afters.shape[0])
         ]
-        self._steps = [_with_hits(self._board, raw[i]) for i in range(afters.shape[0])]
+        self._steps = [
+            _apply_steps(self._board, _raw_steps(raw[i]))[0] for i in range(afters.shape[0])
+        ]
         self._phase = Phase.MOVE
 
     def _pass_turn(self, mover_board: tuple[int, ...]) -> None:
@@ -516,7 +549,8 @@ class Game:
 
     def play(self, choice: str | Position | Sequence[int]) -> Move:
         """Commit a play (R38), given as its resulting board from the mover's view (a
-        ``Position`` or 26 ints) or as its move text (``"24/18 13/11"``, any part order)."""
+        ``Position`` or 26 ints) or as a move text that leads to it (``"24/18 13/11"``,
+        parts in any order, chains split or joined, ``25``/``0`` for ``bar``/``off``)."""
         self._require("play", Phase.MOVE)
         index = self._find_play(choice)
         play = self._plays[index]
@@ -535,10 +569,12 @@ class Game:
         assert self._dice is not None
         roll = f"{self._dice[0]}-{self._dice[1]}"
         if isinstance(choice, str):
-            wanted = _canonical_move(choice)
-            for i, p in enumerate(self._plays):
-                if _canonical_move(p.move) == wanted:
-                    return i
+            steps = _parse_move(choice)
+            if steps is not None:
+                after = _apply_steps(self._board, steps)[1]
+                for i, p in enumerate(self._plays):
+                    if p.board == after:
+                        return i
             shown = ", ".join(p.move for p in self._plays[:12])
             more = "" if len(self._plays) <= 12 else f", ... ({len(self._plays)} in all)"
             raise IllegalActionError(

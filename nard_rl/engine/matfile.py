@@ -7,7 +7,7 @@ The layout, as other programs write and read it::
 
      Game 1
      Alice : 0                      Bob : 0
-      1) 52: 13/8 13/11              64: 24/18 13/9
+      1) 52: 13/11 13/8              64: 24/18 13/9
       2)  Doubles => 2                Takes
       3) 63:                         55: 13/8 13/8 8/3 8/3
           Wins 1 point

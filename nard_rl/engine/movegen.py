@@ -209,7 +209,9 @@ def _generate_one(
                         moves[n, 1, 0] = q
                         moves[n, 1, 1] = max(u, 0)
                         moves[n, 2, 0] = -1
+                        moves[n, 2, 1] = -1
                         moves[n, 3, 0] = -1
+                        moves[n, 3, 1] = -1
                     n += 1
                 if not found2:
                     # A one-die play competes only with plays of the same die (R15), and
@@ -230,8 +232,11 @@ def _generate_one(
                             moves[n, 0, 0] = p
                             moves[n, 0, 1] = max(t, 0)
                             moves[n, 1, 0] = -1
+                            moves[n, 1, 1] = -1
                             moves[n, 2, 0] = -1
+                            moves[n, 2, 1] = -1
                             moves[n, 3, 0] = -1
+                            moves[n, 3, 1] = -1
                         n += 1
                 # undo first step
                 b[p] += 1
@@ -339,6 +344,7 @@ def _generate_one(
                             moves[n, k, 1] = max(stack[k, 3] - d, 0)
                         else:
                             moves[n, k, 0] = -1
+                            moves[n, k, 1] = -1
                 n += 1
         if depth == 0:
             break
@@ -436,7 +442,7 @@ def legal_afterstates_batch(
     the plays of position ``i`` are ``afterstates[offsets[i]:offsets[i + 1]]``, each still
     seen from the mover (flip it to hand the turn over).  A position with no legal play
     has an empty slice (R16).  With ``with_moves`` a third array ``(M, 4, 2)`` holds one
-    step sequence ``(from, to)`` per afterstate (``to`` 0 is off, ``from`` -1 pads).
+    step sequence ``(from, to)`` per afterstate (``to`` 0 is off; unused steps are ``(-1, -1)``).
     The output buffer grows geometrically, so there is no Python work per position.
     """
     boards = np.ascontiguousarray(boards, dtype=np.int8)

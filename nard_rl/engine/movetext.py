@@ -28,10 +28,13 @@ def format_steps(board: Sequence[int], steps: np.ndarray | Sequence[Sequence[int
     """
     b = [int(v) for v in board]
     chains: list[list[tuple[int, bool]]] = []  # each: [(start, False), (landing, hit)...]
-    for step in steps:
-        f, t = int(step[0]), int(step[1])
-        if f < 0:
-            break
+    # Highest source first: a checker refilling the point another one just left is then
+    # seen as one checker moving on (``24/23 23/20`` is ``24/20``), whatever order the
+    # generator recorded; every play stays playable in that order (steps only go down).
+    ordered = sorted(
+        ((int(s[0]), int(s[1])) for s in steps if int(s[0]) >= 0), key=lambda st: -st[0]
+    )
+    for f, t in ordered:
         hit = t >= 1 and b[t] == -1
         b[f] -= 1
         if t >= 1:

@@ -16,6 +16,7 @@ players) only ever reasons about "the side on roll".
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -35,14 +36,22 @@ class PositionError(ValueError):
     """A board that cannot occur in a game, with the reason in the message."""
 
 
+def _as_int(v: object) -> int:
+    """One board entry as an int; whole-valued floats pass, anything else is named."""
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise PositionError(f"board entries must be integers, got {v!r}")
+    if isinstance(v, (float, np.floating)) and not (math.isfinite(v) and float(v).is_integer()):
+        raise PositionError(f"board entries must be whole numbers, got {v!r}")
+    return int(v)
+
+
 def validate_board(board: Sequence[int]) -> tuple[int, ...]:
     """Return ``board`` as a tuple of ints, or raise ``PositionError`` naming the problem."""
     try:
-        values = tuple(int(v) for v in board)
-    except (TypeError, ValueError) as exc:
-        raise PositionError(f"board must be 26 integers: {exc}") from None
-    if any(float(v) != int(v) for v in board):
-        raise PositionError("board entries must be whole numbers")
+        items = list(board)
+    except TypeError:
+        raise PositionError("board must be a list of 26 integers") from None
+    values = tuple(_as_int(v) for v in items)
     if len(values) != BOARD_SIZE:
         raise PositionError(f"board must have 26 entries, got {len(values)}")
     if values[25] < 0:

@@ -1,0 +1,433 @@
+"""Doubling-cube decisions from the five cubeless outcome probabilities.
+
+The networks estimate cubeless outcome probabilities (``PROB_NAMES``, from the view of the
+player on roll, a gammon also counts as a win).  This module turns them into cube actions
+for money play (R22-R24, R32) and for matches (R33, R34).  It is numpy-only: it takes
+probabilities, never a network, so servers, the CLI and benchmarks share one model.
+
+Model (Janowski's cube-efficiency interpolation, generalised to gammons and to matches)
+---------------------------------------------------------------------------------------
+All values are in a *utility* ``u(points)``: points themselves in money play, the match
+winning chance after winning (``points > 0``) or losing that many points in a match (MET,
+``nard_rl.met``; capped at the match, R33).  With ``p`` the chance of winning and the
+gammon/backgammon shares of wins and losses held fixed, two limits are computed:
+
+* **dead cube**: nobody will ever double again, so the value is the cubeless one,
+  ``p * W(c) + (1 - p) * L(c)``, where ``W(c)``/``L(c)`` are the mean utilities of a win
+  /loss at cube ``c`` (single, gammon x2, backgammon x3 by the rule set, R25/R26);
+* **fully live cube**: the game drifts continuously, so a player with cube access doubles
+  exactly at the opponent's take point, where the opponent passes and the doubler cashes
+  ``u(+c)``.  The value is then piecewise linear in ``p`` through ``(0, L(c))``, the
+  opponent's cash point ``(q_opp, u(-c))`` if the opponent has access, our cash point
+  ``(q_me, u(+c))`` if we have access, and ``(1, W(c))``.  A cash point at cube ``c`` is
+  the receiver's take point, the ``p`` where the receiver's own live value after taking at
+  ``2c`` (the receiver then owns the cube, with the recube vig) equals passing.  The take
+  points are computed from the highest cube down: the cube stops at 64 (R1, R24) and in a
+  match a player's cube is dead once ``c`` reaches the points that player needs.
+
+The cubeful value is ``x * live + (1 - x) * dead`` with the cube efficiency ``x``.  For
+money this is Janowski's model (the 64 cap of R24 moves take points by less than 0.001
+from his closed form, which assumes an endless cube): the take point of a gammonless position is
+``(L - 1/2) / (W + L + x/2)`` with ``W = L = 1``: 25% at ``x = 0``, 20% at ``x = 1``,
+about 21.4% at the usual ``x = 0.68``.  The efficiency is a property of the position,
+not of the probabilities (``cube_efficiency``): 0.68 for positions with contact, the value
+commonly used since Janowski's work; in races it grows with the race length from 0.6 to
+0.7 (``0.55 + 0.00125 * pips`` of the player on roll, clipped), because long races leave
+many rolls for efficient doubling while short races are decided by big swings (market
+losers) that a cube cannot catch, the same calibration GNU Backgammon publishes.
+
+Decisions (``cube_decision``), all equities from the view of the player on roll and
+normalised to the current cube (money: per point of the current stake; match: the match
+equity mapped linearly so that losing/winning the current cube value is -1/+1):
+``no_double`` (ND), ``double_take`` (DT), ``double_pass`` (DP = +1).  The receiver takes
+when DT <= DP; the doubler then doubles when DT > ND, else holds (``too_good`` when even
+ND > DP: playing on for the gammon is worth more than cashing).  When the receiver passes
+the doubler doubles unless ND > DP (``too_good``).  ``unavailable`` when the rules forbid
+a double: the opponent owns the cube (R23), the cube is at 64 (R1, R24), the Crawford
+game (R34), or a rule set without cube (R28).
+
+Approximations: the gammon shares are held constant along the live-cube curve, the
+position is assumed to move continuously (no market losers beyond what ``x`` absorbs),
+and ``x`` is one number per position class.  A deeper search (averaging cubeful values
+over the next rolls) would remove most of the error; this is the 0-ply cube model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from itertools import pairwise
+from typing import Literal
+
+import numpy as np
+
+from nard_rl.engine.position import Position
+from nard_rl.engine.rules import RuleSet, get_rules
+from nard_rl.met import MatchEquityTable, MatchScore
+
+PROB_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
+"""Order of the five cubeless probabilities (the same as the network's outputs)."""
+
+Owner = Literal["centered", "mover", "opponent"]
+OWNERS: tuple[Owner, ...] = ("centered", "mover", "opponent")
+
+NO_DOUBLE = "no_double"
+DOUBLE_TAKE = "double_take"
+DOUBLE_PASS = "double_pass"
+TOO_GOOD = "too_good"
+UNAVAILABLE = "unavailable"
+DECISIONS = (NO_DOUBLE, DOUBLE_TAKE, DOUBLE_PASS, TOO_GOOD, UNAVAILABLE)
+
+CONTACT_X = 0.68
+"""Cube efficiency of positions with contact."""
+RACE_X_BASE = 0.55
+RACE_X_PER_PIP = 0.00125
+RACE_X_MIN = 0.6
+RACE_X_MAX = 0.7
+
+_EPS = 1e-9
+
+
+# --------------------------------------------------------------------------------------
+# cubeless equity: the reference formula
+
+
+def cubeless_equity(
+    probs: Sequence[float] | np.ndarray,
+    rules: RuleSet | str = "standard",
+    *,
+    cube_turned: bool = False,
+) -> np.ndarray:
+    """Cubeless equity per unit stake of ``(5,)`` or ``(N, 5)`` probabilities.
+
+    This is the reference definition of the project's cubeless equity (the torch version
+    in ``nard_rl.network`` computes the same numbers on tensors): a single win or loss
+    counts 1, a gammon ``rules.gammon_value`` (R25; a mars under R28), a backgammon
+    ``rules.backgammon_value`` (3 by R25, 2 under R26/R28).  The probabilities are
+    cumulative (a backgammon is also a gammon, a gammon also a win), hence the increments.
+    Under the Jacoby rule (R32, money only) gammons count single until the cube is turned.
+    """
+    g, bg = result_increments(rules, cube_turned=cube_turned)
+    p = np.asarray(probs, dtype=np.float64)
+    win, wg, wbg, lg, lbg = np.moveaxis(p, -1, 0)
+    return np.asarray(2.0 * win - 1.0 + g * (wg - lg) + bg * (wbg - lbg))
+
+
+def result_increments(
+    rules: RuleSet | str = "standard", *, cube_turned: bool = False
+) -> tuple[float, float]:
+    """What a gammon adds over a single win, and a backgammon over a gammon (per stake).
+
+    The one place that turns a rule set into equity weights: R25 (1/2/3), R26 (bg as 2),
+    R28 (mars 1/2), R32 (Jacoby: gammons count single while the cube is unturned).
+    """
+    r = get_rules(rules)
+    if r.jacoby and not cube_turned:
+        return 0.0, 0.0
+    return float(r.gammon_value - 1), float(r.backgammon_value - r.gammon_value)
+
+
+def swap_sides(probs: Sequence[float] | np.ndarray) -> np.ndarray:
+    """The same outcome probabilities seen by the other player."""
+    p = np.asarray(probs, dtype=np.float64)
+    return np.stack((1.0 - p[..., 0], p[..., 3], p[..., 4], p[..., 1], p[..., 2]), axis=-1)
+
+
+def cube_efficiency(board: Sequence[int] | Position) -> float:
+    """Janowski's cube efficiency ``x`` for a position (see the module docstring)."""
+    pos = board if isinstance(board, Position) else Position(board)
+    if not pos.is_race():
+        return CONTACT_X
+    pips = pos.pip_counts()[0]
+    return float(min(RACE_X_MAX, max(RACE_X_MIN, RACE_X_BASE + RACE_X_PER_PIP * pips)))
+
+
+# --------------------------------------------------------------------------------------
+# cube and decision records
+
+
+@dataclass(frozen=True)
+class CubeState:
+    """Cube value and who owns it (``mover`` is the player on roll)."""
+
+    value: int = 1
+    owner: Owner = "centered"
+
+    def __post_init__(self) -> None:
+        if self.owner not in OWNERS:
+            raise ValueError(f"cube owner must be one of {', '.join(OWNERS)}, got {self.owner!r}")
+        v = self.value
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1 or v > 64 or v & (v - 1):
+            raise ValueError(f"cube value must be 1, 2, 4, ..., 64 (R1), got {v!r}")
+        if self.owner != "centered" and v < 2:
+            raise ValueError("an owned cube has been doubled at least once: value >= 2 (R24)")
+
+
+@dataclass(frozen=True)
+class CubeDecision:
+    """The cube action of the player on roll, with its equities (see module docstring).
+
+    ``take`` is the receiver's right answer to a double (None when doubling is
+    unavailable).  ``cubeless`` is the cubeless equity in the same units as the others
+    (money: per current stake, Jacoby applied while centered; match: normalised match
+    equity).  ``match_equities`` are the raw match-winning chances behind the normalised
+    equities (match play only).  ``x`` is the cube efficiency that was used.
+    """
+
+    decision: str
+    take: bool | None
+    no_double: float
+    double_take: float | None
+    double_pass: float | None
+    optimal: float
+    cubeless: float
+    x: float
+    match_equities: dict[str, float | None] | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+# --------------------------------------------------------------------------------------
+# the model
+
+
+def _check_probs(probs: Sequence[float] | np.ndarray) -> tuple[float, float, float, float, float]:
+    p = np.asarray(probs, dtype=np.float64).reshape(-1)
+    tol = 1e-4
+    if p.shape != (5,) or not np.all(np.isfinite(p)):
+        raise ValueError(f"expected five finite probabilities {PROB_NAMES}, got {probs!r}")
+    win, wg, wbg, lg, lbg = p
+    if (
+        min(p) < -tol
+        or win > 1 + tol
+        or wg > win + tol
+        or wbg > wg + tol
+        or lg > 1 - win + tol
+        or lbg > lg + tol
+    ):
+        raise ValueError(
+            "inconsistent probabilities: need 0 <= win <= 1, win_backgammon <= win_gammon"
+            " <= win and lose_backgammon <= lose_gammon <= 1 - win, got "
+            + ", ".join(f"{k}={v:.4g}" for k, v in zip(PROB_NAMES, p, strict=True))
+        )
+    win = min(max(win, 0.0), 1.0)
+    wg = min(max(wg, 0.0), win)
+    wbg = min(max(wbg, 0.0), wg)
+    lg = min(max(lg, 0.0), 1.0 - win)
+    lbg = min(max(lbg, 0.0), lg)
+    return float(win), float(wg), float(wbg), float(lg), float(lbg)
+
+
+def _shares(total: float, gammon: float, backgammon: float) -> tuple[float, float, float]:
+    """Single/gammon/backgammon shares of a win (or loss); all single when it never happens."""
+    if total <= _EPS:
+        return 1.0, 0.0, 0.0
+    return (total - gammon) / total, (gammon - backgammon) / total, backgammon / total
+
+
+Knots = list[tuple[float, float]]
+
+
+def _interp(knots: Knots, p: float) -> float:
+    """Value of a piecewise-linear curve; at a jump (equal abscissas) the later knot wins."""
+    for (x0, v0), (x1, v1) in pairwise(knots):
+        if p <= x1:
+            if x1 - x0 <= _EPS:
+                return v1
+            return v0 + (v1 - v0) * (p - x0) / (x1 - x0)
+    return knots[-1][1]
+
+
+def _inverse(knots: Knots, value: float) -> float:
+    """Smallest ``p`` where a nondecreasing piecewise-linear curve reaches ``value``."""
+    if value <= knots[0][1]:
+        return knots[0][0]
+    for (x0, v0), (x1, v1) in pairwise(knots):
+        if value <= v1:
+            return x0 + (x1 - x0) * (value - v0) / (v1 - v0)
+    return knots[-1][0]
+
+
+class _CubeModel:
+    """Live-cube curves and cash points of one position at every cube level above ``c0``."""
+
+    def __init__(
+        self,
+        probs: tuple[float, float, float, float, float],
+        utility: Callable[[int], float],
+        rules: RuleSet,
+        c0: int,
+        can_double: Callable[[bool, int], bool],
+    ) -> None:
+        win, wg, wbg, lg, lbg = probs
+        self.p = float(win)
+        self.win_shares = _shares(win, wg, wbg)
+        self.lose_shares = _shares(1.0 - win, lg, lbg)
+        self.values = (1, rules.gammon_value, rules.backgammon_value)
+        self.u = utility
+        self.can_double = can_double
+        # cash points from the top level down: each needs the next level's curves
+        self.cash: dict[tuple[bool, int], float | None] = {}
+        levels = [c0]
+        while levels[-1] * 2 <= rules.cube_max:
+            levels.append(levels[-1] * 2)
+        for c in reversed(levels):
+            for me in (True, False):
+                if not self.can_double(me, c):
+                    self.cash[me, c] = None
+                elif me:  # the opponent takes at 2c, then owns the cube
+                    self.cash[me, c] = _inverse(self.owned(2 * c, me=False), self.u(c))
+                else:
+                    self.cash[me, c] = _inverse(self.owned(2 * c, me=True), self.u(-c))
+
+    def ends(self, c: int, *, single_only: bool = False) -> tuple[float, float]:
+        """Mean utility of a loss and of a win at cube ``c``."""
+        vals = (1, 1, 1) if single_only else self.values
+        lose = sum(s * self.u(-c * v) for s, v in zip(self.lose_shares, vals, strict=True))
+        win = sum(s * self.u(c * v) for s, v in zip(self.win_shares, vals, strict=True))
+        return lose, win
+
+    def dead(self, c: int, *, single_only: bool = False) -> float:
+        lose, win = self.ends(c, single_only=single_only)
+        return self.p * win + (1.0 - self.p) * lose
+
+    def owned(self, c: int, *, me: bool) -> Knots:
+        """Live curve at cube ``c`` when only one side (``me`` or the opponent) has access."""
+        lose, win = self.ends(c)
+        cash = self.cash.get((me, c))
+        if cash is None:
+            return [(0.0, lose), (1.0, win)]
+        if me:
+            return [(0.0, lose), (cash, self.u(c)), (1.0, win)]
+        return [(0.0, lose), (cash, self.u(-c)), (1.0, win)]
+
+    def centered(self, c: int, *, single_only: bool = False) -> Knots:
+        lose, win = self.ends(c, single_only=single_only)
+        mine, theirs = self.cash.get((True, c)), self.cash.get((False, c))
+        if mine is not None and theirs is not None and theirs > mine:
+            # both would double the other out: no stable region between the cash points
+            mine = theirs = 0.5 * (mine + theirs)
+        knots = [(0.0, lose)]
+        if theirs is not None:
+            knots.append((theirs, self.u(-c)))
+        if mine is not None:
+            knots.append((mine, self.u(c)))
+        knots.append((1.0, win))
+        return knots
+
+
+def cube_decision(
+    probs: Sequence[float] | np.ndarray,
+    cube: CubeState | None = None,
+    match: MatchScore | None = None,
+    *,
+    x: float = CONTACT_X,
+    rules: RuleSet | str = "standard",
+    met: MatchEquityTable | None = None,
+) -> CubeDecision:
+    """The cube action of the player on roll before rolling, from cubeless ``probs``.
+
+    ``match`` None (or length 0 upstream) is money play; ``x`` is the cube efficiency
+    (``cube_efficiency(board)``); ``met`` defaults to Kazaross-XG2.  See the module
+    docstring for the model and the decision rules.
+    """
+    r = get_rules(rules)
+    cube = cube or CubeState()
+    p = _check_probs(probs)
+    if match is not None and cube.owner == "centered" and cube.value > 1:
+        raise ValueError(
+            "a centered cube above 1 needs automatic doubles (R31), not used in matches (R33)"
+        )
+    x = float(x)
+    if not 0.0 <= x <= 1.0:
+        raise ValueError(f"cube efficiency must be in [0, 1], got {x}")
+    c0 = cube.value
+
+    if match is None:
+        jacoby = r.jacoby
+
+        def utility(points: int) -> float:
+            return float(points)
+
+        def can_double(me: bool, c: int) -> bool:
+            return r.cube and 2 * c <= r.cube_max
+
+    else:
+        jacoby = False  # R33: no Jacoby rule in matches
+        table = met or MatchEquityTable.default()
+        a_me, a_opp = match.away_me, match.away_opp
+
+        def utility(points: int) -> float:
+            return table.after_game(a_me, a_opp, points)
+
+        def can_double(me: bool, c: int) -> bool:
+            # a player whose win at this cube already takes the match gains nothing by doubling
+            return (
+                r.cube
+                and match.doubling_allowed
+                and 2 * c <= r.cube_max
+                and c < (a_me if me else a_opp)
+            )
+
+    model = _CubeModel(p, utility, r, c0, can_double)
+    win_c, lose_c = utility(c0), utility(-c0)
+
+    def norm(v: float) -> float:
+        if match is None:
+            return v / c0
+        return (2.0 * v - (win_c + lose_c)) / (win_c - lose_c)
+
+    def cubeful(knots: Knots, dead: float) -> float:
+        return x * _interp(knots, model.p) + (1.0 - x) * dead
+
+    single = jacoby and cube.owner == "centered"
+    if cube.owner == "centered":
+        nd = cubeful(model.centered(c0, single_only=single), model.dead(c0, single_only=single))
+    else:
+        nd = cubeful(model.owned(c0, me=cube.owner == "mover"), model.dead(c0))
+    cubeless = float(norm(model.dead(c0, single_only=single)))
+
+    allowed = (
+        r.cube
+        and cube.owner != "opponent"
+        and 2 * c0 <= r.cube_max
+        and (match is None or match.doubling_allowed)
+    )
+    if not allowed:
+        mwc = {"no_double": nd, "double_take": None, "double_pass": None, "optimal": nd}
+        return CubeDecision(
+            UNAVAILABLE,
+            None,
+            norm(nd),
+            None,
+            None,
+            norm(nd),
+            cubeless,
+            x,
+            mwc if match is not None else None,
+        )
+
+    dt = cubeful(model.owned(2 * c0, me=False), model.dead(2 * c0))
+    dp = win_c
+    e_nd, e_dt, e_dp = norm(nd), norm(dt), norm(dp)
+    take = e_dt <= e_dp + _EPS
+    if take:
+        decision = DOUBLE_TAKE if e_dt > e_nd + _EPS else NO_DOUBLE
+        if decision == NO_DOUBLE and e_nd > e_dp + _EPS:
+            decision = TOO_GOOD
+    else:
+        decision = TOO_GOOD if e_nd > e_dp + _EPS else DOUBLE_PASS
+    optimal = max(nd, min(dt, dp))
+    mwc = {"no_double": nd, "double_take": dt, "double_pass": dp, "optimal": optimal}
+    return CubeDecision(
+        decision,
+        take,
+        e_nd,
+        e_dt,
+        e_dp,
+        norm(optimal),
+        cubeless,
+        x,
+        mwc if match is not None else None,
+    )
