@@ -184,7 +184,7 @@ def load_checkpoint(path: str | Path, map_location: str | torch.device = "cpu") 
         ckpt = torch.load(path, map_location=map_location, weights_only=True)
     except pickle.UnpicklingError:
         raise  # code in the file: refused, and said so by torch
-    except (RuntimeError, EOFError, OSError, ValueError) as exc:
+    except Exception as exc:  # torch raises many types for a corrupt file
         raise ValueError(f"{path} is not a readable checkpoint: {exc}") from None
     if not isinstance(ckpt, dict) or ckpt.get("format") != CHECKPOINT_FORMAT:
         raise ValueError(f"{path} is not a nard-rl checkpoint (format {CHECKPOINT_FORMAT})")
