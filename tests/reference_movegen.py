@@ -136,6 +136,19 @@ ALL_ROLLS: tuple[tuple[int, int], ...] = tuple((a, b) for a in range(1, 7) for b
 """The 21 distinct rolls, higher-or-equal die second."""
 
 
+def board_of(
+    mover: dict[int, int], opp: dict[int, int] | None = None, bar: int = 0, opp_bar: int = 0
+) -> list[int]:
+    """A board from point -> count maps (both counts positive); the rest is borne off."""
+    b = [0] * 26
+    for p, n in mover.items():
+        b[p] = n
+    for p, n in (opp or {}).items():
+        b[p] = -n
+    b[25], b[0] = bar, -opp_bar
+    return b
+
+
 START: Board = (0, -2, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, -5, 5, 0, 0, 0, -3, 0, -5, 0, 0, 0, 0, 2, 0)
 """R4, written out here rather than imported so the reference stands on its own."""
 

@@ -18,24 +18,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from reference_movegen import START, random_game_positions
+from reference_movegen import START, board_of, random_game_positions
 
 from nard_rl.engine.movetext import format_steps
 from nard_rl.engine.position import Position
 
 GNUBG = "/usr/games/gnubg"
-
-
-def board_of(
-    mover: dict[int, int], opp: dict[int, int] | None = None, bar: int = 0, opp_bar: int = 0
-) -> list[int]:
-    b = [0] * 26
-    for p, n in mover.items():
-        b[p] = n
-    for p, n in (opp or {}).items():
-        b[p] = -n
-    b[25], b[0] = bar, -opp_bar
-    return b
 
 
 def apply_notation(board: Sequence[int], text: str) -> tuple[int, ...]:

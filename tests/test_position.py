@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from reference_movegen import board_of
 
 from nard_rl.engine.position import (
     START_BOARD,
@@ -19,19 +20,6 @@ from nard_rl.engine.position import (
     validate_board,
 )
 from nard_rl.engine.rules import MARS, STANDARD
-
-
-def board_of(
-    mover: dict[int, int], opp: dict[int, int] | None = None, bar: int = 0, opp_bar: int = 0
-) -> list[int]:
-    """Mover-view points, counts positive for both sides; the rest is borne off."""
-    b = [0] * 26
-    for p, n in mover.items():
-        b[p] = n
-    for p, n in (opp or {}).items():
-        b[p] = -n
-    b[25], b[0] = bar, -opp_bar
-    return b
 
 
 def test_start_board_is_R4() -> None:

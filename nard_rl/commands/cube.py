@@ -6,11 +6,10 @@ import argparse
 import json
 import pickle
 import sys
-from typing import Any
 
 import numpy as np
 
-from nard_rl.commands.moves import position_from_request
+from nard_rl.commands.moves import add_position_arguments, position_from_args
 from nard_rl.cube import (
     PROB_NAMES,
     CubeDecision,
@@ -35,9 +34,7 @@ _PHRASES = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    src = parser.add_mutually_exclusive_group()
-    src.add_argument("--id", dest="position_id", help="GNUBG Position ID (player on roll)")
-    src.add_argument("--board", help="JSON board: 26 integers from the view of the player on roll")
+    add_position_arguments(parser)
     parser.add_argument("--cube", type=int, default=1, help="cube value: 1, 2, 4, ..., 64")
     parser.add_argument(
         "--owner",
@@ -118,15 +115,7 @@ def _describe(cube: CubeState, match: MatchScore | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        if args.position_id:
-            req: dict[str, Any] = {"position_id": args.position_id}
-        elif args.board:
-            req = {"board": json.loads(args.board)}
-        else:
-            from nard_rl.engine.position import START_BOARD
-
-            req = {"board": list(START_BOARD)}
-        position = position_from_request(req)
+        position = position_from_args(args)
         cube = CubeState(args.cube, args.owner)
         match = match_from_args(args)
         probs, decision = evaluate(position, cube, match, args.net, jacoby=args.jacoby)

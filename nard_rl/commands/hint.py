@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-from nard_rl.commands.moves import position_from_request
+from nard_rl.commands.moves import add_position_arguments, position_from_args
 from nard_rl.engine.movegen import legal_afterstates
 from nard_rl.engine.movetext import format_steps
 from nard_rl.engine.position import PositionError
@@ -19,10 +19,7 @@ HELP = "Rank the legal plays of a position with a network (best first, with prob
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    src = parser.add_mutually_exclusive_group()
-    src.add_argument("--id", dest="position_id", help="GNUBG Position ID (player on roll moves)")
-    src.add_argument("--xgid", help="XGID string")
-    src.add_argument("--board", help="JSON board: 26 integers from the mover's view")
+    add_position_arguments(parser)
     parser.add_argument("--dice", nargs=2, type=int, required=True, metavar=("D1", "D2"))
     parser.add_argument("--rules", default="standard", help="rule set: standard or mars")
     parser.add_argument("--net", default="default", help="checkpoint path or 'default'")
@@ -61,17 +58,7 @@ def rank_plays(
 
 def run(args: argparse.Namespace) -> int:
     try:
-        if args.position_id:
-            req: dict[str, object] = {"position_id": args.position_id}
-        elif args.xgid:
-            req = {"xgid": args.xgid}
-        elif args.board:
-            req = {"board": json.loads(args.board)}
-        else:
-            from nard_rl.engine.position import START_BOARD
-
-            req = {"board": list(START_BOARD)}
-        position = position_from_request(req)
+        position = position_from_args(args)
         for d in args.dice:
             if not 1 <= d <= 6:
                 raise PositionError(f"dice must be in 1..6, got {d}")

@@ -14,11 +14,27 @@ NAME = "moves"
 HELP = "List the legal plays of a position and roll (or answer JSON lines with --jsonl)."
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_position_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--id`` / ``--xgid`` / ``--board``: the one way every command names a position."""
     src = parser.add_mutually_exclusive_group()
     src.add_argument("--id", dest="position_id", help="GNUBG Position ID (player on roll moves)")
     src.add_argument("--xgid", help="XGID string")
     src.add_argument("--board", help="JSON board: 26 integers from the mover's view")
+
+
+def position_from_args(args: argparse.Namespace) -> Position:
+    """The position named by ``add_position_arguments`` (the start position by default)."""
+    if args.position_id:
+        return position_from_request({"position_id": args.position_id})
+    if args.xgid:
+        return position_from_request({"xgid": args.xgid})
+    if args.board:
+        return position_from_request({"board": json.loads(args.board)})
+    return Position.start()
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_position_arguments(parser)
     parser.add_argument("--dice", nargs=2, type=int, metavar=("D1", "D2"), help="the roll")
     parser.add_argument("--rules", default="standard", help="rule set: standard or mars")
     parser.add_argument(
@@ -83,16 +99,7 @@ def run(args: argparse.Namespace) -> int:
         serve_jsonl(sys.stdin, sys.stdout)
         return 0
     try:
-        if args.position_id:
-            position = Position.from_id(args.position_id)
-        elif args.xgid:
-            from nard_rl.engine.ids import decode_xgid
-
-            position = Position(decode_xgid(args.xgid).board)
-        elif args.board:
-            position = Position(json.loads(args.board))
-        else:
-            position = Position.start()
+        position = position_from_args(args)
         if args.dice is None:
             raise PositionError("--dice D1 D2 is required")
         plays = position.plays(args.dice[0], args.dice[1], get_rules(args.rules))
