@@ -409,26 +409,44 @@ class Encoding:
     version: int
     size: int
 
-    def encode(self, boards: np.ndarray, on_roll: bool | np.ndarray = False) -> np.ndarray:
+    def encode(
+        self,
+        boards: np.ndarray,
+        on_roll: bool | np.ndarray = False,
+        out: np.ndarray | None = None,
+    ) -> np.ndarray:
         """Encode ``(N, 26)`` boards (a single ``(26,)`` board gives ``(size,)``).
 
         ``on_roll`` is whether "us" (the positive side) is on roll: False for afterstates,
-        True for pre-roll positions; a bool for the batch or one per row.
+        True for pre-roll positions; a bool for the batch or one per row.  ``out``, a
+        float32 array of the result's shape (it may be a column slice of a wider buffer),
+        receives the inputs and is returned, so hot loops need not allocate per call.
         """
         arr = np.asarray(boards)
         single = arr.ndim == 1
         arr = np.ascontiguousarray(arr.reshape(1, -1) if single else arr, dtype=np.int8)
         if arr.ndim != 2 or arr.shape[1] != BOARD_SIZE:
             raise ValueError(f"boards must have shape (N, 26), got {np.shape(boards)}")
-        flags = np.broadcast_to(np.asarray(on_roll, dtype=np.bool_), (arr.shape[0],))
+        n = arr.shape[0]
+        flags = np.broadcast_to(np.asarray(on_roll, dtype=np.bool_), (n,))
         flags = np.ascontiguousarray(flags)
-        if self.name == "tesauro198":
-            out = np.empty((arr.shape[0], self.size), dtype=np.float32)  # dense kernel
-            _tesauro_kernel(arr, flags, out)
+        if out is None:
+            dest = np.empty((n, self.size), dtype=np.float32)
         else:
-            out = np.zeros((arr.shape[0], self.size), dtype=np.float32)
-            _extended_kernel(arr, flags, out, _HIT_START, _HIT_MASK, _HIT_NINT, _HIT_INTER, _ESCAPE)
-        return out[0] if single else out
+            shape = (self.size,) if single else (n, self.size)
+            if out.dtype != np.float32 or out.shape != shape:
+                raise ValueError(
+                    f"out must be a float32 array of shape {shape}, got {out.dtype} {out.shape}"
+                )
+            dest = out.reshape(1, self.size) if single else out
+        if self.name == "tesauro198":
+            _tesauro_kernel(arr, flags, dest)
+        else:
+            dest[:] = 0.0
+            _extended_kernel(arr, flags, dest, _HIT_START, _HIT_MASK, _HIT_NINT, _HIT_INTER, _ESCAPE)
+        if out is not None:
+            return out
+        return dest[0] if single else dest
 
 
 ENCODINGS: dict[str, Encoding] = {

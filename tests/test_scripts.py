@@ -1,0 +1,96 @@
+"""Every script runs: a smoke test each, with tiny sizes (figures themselves are not judged)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_script(name: str, *args: str, timeout: int = 300) -> subprocess.CompletedProcess[str]:
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / name), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out
+
+
+def last_figure(out: subprocess.CompletedProcess[str], key: str) -> float:
+    last = out.stdout.strip().splitlines()[-1]
+    name, _, value = last.partition(": ")
+    assert name == key, last
+    return float(value)
+
+
+def test_bench_engine() -> None:
+    out = run_script("bench_engine.py", "--count", "3000", "--repeat", "1")
+    assert last_figure(out, "positions_per_second") > 0
+
+
+def test_bench_env() -> None:
+    out = run_script("bench_env.py", "--seconds", "0.2")
+    assert last_figure(out, "plies_per_second") > 0
+
+
+def test_bench_train() -> None:
+    args = ("--seconds", "0.5", "--warmup-plies", "2", "--parallel", "16")
+    out = run_script("bench_train.py", *args)
+    assert last_figure(out, "games_per_second") >= 0
+    assert "tesauro198-80" in out.stdout
+
+
+def test_bench_cube() -> None:
+    out = run_script("bench_cube.py")
+    assert "agreement" in out.stdout
+
+
+def test_evaluate_script() -> None:
+    out = run_script("evaluate.py", "pubeval", "random", "--games", "20", "--json")
+    res = json.loads(out.stdout)
+    assert res["games"] == 20
+
+
+def test_train_script(tmp_path: Path) -> None:
+    run_script(
+        "train.py",
+        "name=s",
+        f"out_dir={tmp_path}",
+        "trainer=smoke",
+        "trainer.games=40",
+        "trainer.eval_every=0",
+        "trainer.final_eval_games=20",
+        "model.hidden=[8]",
+    )
+    assert (tmp_path / "s" / "checkpoints" / "last.pt").is_file()
+    assert (tmp_path / "s" / "hydra" / "config.yaml").is_file()  # resolved config saved
+
+
+def test_max_plays_search() -> None:
+    out = run_script("max_plays_search.py", "--steps", "3", "--chains", "2")
+    assert last_figure(out, "max_plays_found") > 0
+
+
+@pytest.mark.gnubg
+def test_make_id_reference(tmp_path: Path) -> None:
+    out_file = tmp_path / "ids.jsonl"
+    run_script(
+        "make_id_reference.py", "--out", str(out_file), "--boards", "3", "--matches", "2",
+        "--xgids", "2",
+    )  # fmt: skip
+    assert len(out_file.read_text().splitlines()) >= 7
+
+
+@pytest.mark.slow
+def test_make_perft_reproduces_the_committed_counts(tmp_path: Path) -> None:
+    out_file = tmp_path / "perft.jsonl"
+    run_script("make_perft.py", "--out", str(out_file), timeout=1800)
+    assert out_file.read_text() == (ROOT / "tests" / "data" / "perft.jsonl").read_text()
