@@ -73,17 +73,28 @@ def gather_slices(
     return sub, sub_off
 
 
-def dice_one_hot(dice: np.ndarray) -> np.ndarray:
-    """``(N, 12)`` float32: one-hot of the higher die, then of the lower (zeros for 0 dice)."""
-    n = dice.shape[0]
-    out = np.zeros((n, DICE_FEATURES), dtype=np.float32)
-    hi = np.maximum(dice[:, 0], dice[:, 1]).astype(np.int64)
-    lo = np.minimum(dice[:, 0], dice[:, 1]).astype(np.int64)
-    rows = np.arange(n)
-    live = lo > 0
-    out[rows[live], hi[live] - 1] = 1.0
-    out[rows[live], 6 + lo[live] - 1] = 1.0
+def dice_one_hot(dice: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``(N, 12)`` float32: one-hot of the higher die, then of the lower (zeros for 0 dice).
+
+    ``out`` (float32, ``(N, 12)``, e.g. the dice columns of an observation buffer)
+    receives the result; one compiled pass replaces a handful of numpy calls per step.
+    """
+    if out is None:
+        out = np.empty((dice.shape[0], DICE_FEATURES), dtype=np.float32)
+    _dice_one_hot(np.ascontiguousarray(dice), out)
     return out
+
+
+@njit(cache=True)
+def _dice_one_hot(dice: np.ndarray, out: np.ndarray) -> None:
+    for i in range(dice.shape[0]):
+        for k in range(DICE_FEATURES):
+            out[i, k] = 0.0
+        hi = max(dice[i, 0], dice[i, 1])
+        lo = min(dice[i, 0], dice[i, 1])
+        if lo > 0:
+            out[i, hi - 1] = 1.0
+            out[i, 6 + lo - 1] = 1.0
 
 
 @dataclass
@@ -201,8 +212,8 @@ class GameBatch:
         """``(N, size + 12)`` float32: each game's position encoded for the side to move
         (``on_roll=True``) followed by its dice (``dice_one_hot``; zeros once over)."""
         obs = np.empty((self.n, encoding.size + DICE_FEATURES), dtype=np.float32)
-        obs[:, : encoding.size] = encoding.encode(self.boards, on_roll=True)
-        obs[:, encoding.size :] = dice_one_hot(self.dice)
+        encoding.encode(self.boards, on_roll=True, out=obs[:, : encoding.size])  # no copy
+        dice_one_hot(self.dice, out=obs[:, encoding.size :])
         return obs
 
     # -- game flow ----------------------------------------------------------------------

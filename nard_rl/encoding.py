@@ -67,9 +67,9 @@ k   meaning
     restrictions are ignored (blots are never in the other side's reach beyond 24).
 4   escape: rolls (of 36) that let S's rearmost checker (the bar, else S's highest
     occupied point) escape, / 36 (see "escape" below); 1 when S has no checker left
-5   containment: 1 - (fewest escape rolls of an other-side checker on any of the other
-    side's points 15..24 or its bar) / 36, i.e. how well S's points hold back the
-    other side's back checkers
+5   containment: 1 - (fewest escape rolls an other-side checker would have on any of
+    the other side's points 15..24 or its bar, whether or not one stands there) / 36,
+    i.e. how well S's points hold back the other side's back checkers
 6   prime: longest run of consecutive points 1..24 each held by >= 2 S checkers, / 6
 7   anchors: S's points held by >= 2 S checkers in the other side's home board (S's
     points 19..24) / 6
@@ -90,6 +90,7 @@ escape.  The counts come from a 4096-entry table built once at import.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -98,29 +99,56 @@ from numba import njit
 BOARD_SIZE = 26
 
 # ---------------------------------------------------------------------------------------
+# units of a point: table lookups shared by both encodings
+
+
+def _unit_table(units_of: Callable[[int], list[float]]) -> np.ndarray:
+    """``(257, 4)`` float32: the four units of ``n`` checkers of one side at row
+    ``n + 128`` for every int8 board value (rows for n <= 0 are zeros).
+
+    A board value ``v`` gives our units at ``v + 128`` and the opponent's at ``128 - v``,
+    so a kernel copies four floats per point instead of branching on the count.  The
+    units are computed in float64 and rounded once to float32, as direct arithmetic in a
+    kernel would store them, so the table changes no input's bits.
+    """
+    table = np.zeros((257, 4), dtype=np.float32)
+    for n in range(1, 129):
+        table[n + 128] = units_of(n)
+    return table
+
+
+@njit(cache=True)
+def _write_units(out: np.ndarray, row: int, col: int, table: np.ndarray, k: int) -> None:
+    out[row, col] = table[k, 0]
+    out[row, col + 1] = table[k, 1]
+    out[row, col + 2] = table[k, 2]
+    out[row, col + 3] = table[k, 3]
+
+
+# ---------------------------------------------------------------------------------------
 # tesauro198
 
 
-@njit(cache=True)
-def _tesauro_units(out: np.ndarray, row: int, base: int, n: int) -> None:
-    """Write all four units of a point (zeros included): the kernel fills every input of
-    a row exactly once, so ``encode`` can allocate with ``np.empty`` and large batches
-    cost one pass over memory instead of a clearing pass plus a scattered second pass."""
-    out[row, base] = 1.0 if n >= 1 else 0.0
-    out[row, base + 1] = 1.0 if n >= 2 else 0.0
-    out[row, base + 2] = 1.0 if n >= 3 else 0.0
-    out[row, base + 3] = (n - 3) / 2.0 if n > 3 else 0.0
+def _tesauro_units(n: int) -> list[float]:
+    return [1.0, float(n >= 2), float(n >= 3), (n - 3) / 2.0 if n > 3 else 0.0]
+
+
+_TESAURO_UNITS = _unit_table(_tesauro_units)
 
 
 @njit(cache=True)
-def _tesauro_kernel(boards: np.ndarray, on_roll: np.ndarray, out: np.ndarray) -> None:
+def _tesauro_kernel(
+    boards: np.ndarray, on_roll: np.ndarray, out: np.ndarray, units: np.ndarray
+) -> None:
+    """Fill every input of every row once (``encode`` allocates with ``np.empty``, so a
+    large batch costs one pass over memory, not a clearing pass plus scattered writes)."""
     for i in range(boards.shape[0]):
         ours = 0
         theirs = 0
         for p in range(1, 25):
             v = np.int64(boards[i, p])
-            _tesauro_units(out, i, 4 * (p - 1), max(v, 0))
-            _tesauro_units(out, i, 98 + 4 * (24 - p), max(-v, 0))
+            _write_units(out, i, 4 * (p - 1), units, v + 128)
+            _write_units(out, i, 98 + 4 * (24 - p), units, 128 - v)
             if v > 0:
                 ours += v
             else:
@@ -139,10 +167,6 @@ def _tesauro_kernel(boards: np.ndarray, on_roll: np.ndarray, out: np.ndarray) ->
 # extended: precomputed tables
 
 
-def _roll_bit(a: int, b: int) -> int:
-    return 1 << ((a - 1) * 6 + (b - 1))
-
-
 def _die_paths(a: int, b: int) -> list[list[int]]:
     """Cumulative landing distances of every die path of one ordered roll (prefixes too)."""
     if a == b:
@@ -150,33 +174,12 @@ def _die_paths(a: int, b: int) -> list[list[int]]:
     return [[a], [b], [a, a + b], [b, a + b]]
 
 
-def _build_hit_paths() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Hit paths by distance: the rolls of each path and its intermediate landings.
-
-    Paths with the same distance and intermediate landings are merged (their roll masks
-    OR-ed), so a single die ``a`` is one path covering the 11 rolls that contain it.
-    """
-    merged: dict[tuple[int, tuple[int, ...]], int] = {}
-    for a in range(1, 7):
-        for b in range(1, 7):
-            for path in _die_paths(a, b):
-                key = (path[-1], tuple(path[:-1]))
-                merged[key] = merged.get(key, 0) | _roll_bit(a, b)
-    keys = sorted(merged)
-    start = np.zeros(26, dtype=np.int64)
-    masks = np.zeros(len(keys), dtype=np.int64)
-    nint = np.zeros(len(keys), dtype=np.int64)
-    inter = np.zeros((len(keys), 3), dtype=np.int64)
-    for j, (dist, mids) in enumerate(keys):
-        start[dist + 1 :] = j + 1
-        masks[j] = merged[(dist, mids)]
-        nint[j] = len(mids)
-        inter[j, : len(mids)] = mids
-    return start, masks, nint, inter
-
-
 def _build_escape_table() -> np.ndarray:
-    """Escape rolls for each 12-bit mask of blocked points (bit i: distance i+1 ahead)."""
+    """Escape rolls for each 12-bit mask of blocked points (bit i: distance i+1 ahead).
+
+    int8 (counts are at most 36): 4 KiB stays in the first-level cache next to the rows
+    being written, where int64 took 32 KiB.
+    """
     masks = np.arange(4096, dtype=np.int64)
     highest = np.zeros(4096, dtype=np.int64)  # distance of the farthest blocked point
     for i in range(12):
@@ -192,11 +195,19 @@ def _build_escape_table() -> np.ndarray:
                         ok &= (masks >> (dist - 1)) & 1 == 0
                 escapes |= ok
             counts += escapes
-    return counts
+    return counts.astype(np.int8)
 
 
-_HIT_START, _HIT_MASK, _HIT_NINT, _HIT_INTER = _build_hit_paths()
+def _raw_units(n: int) -> list[float]:
+    if n == 1:
+        return [1.0, 0.0, 0.0, 0.0]
+    if n == 2:
+        return [0.0, 1.0, 0.0, 0.0]
+    return [0.0, 0.0, 1.0, (n - 3) / 2.0]
+
+
 _ESCAPE = _build_escape_table()
+_RAW_UNITS = _unit_table(_raw_units)
 
 
 # ---------------------------------------------------------------------------------------
@@ -234,167 +245,237 @@ def race_flags(boards: np.ndarray) -> np.ndarray:
 
 
 @njit(cache=True)
-def _popcount(x: int) -> int:
-    n = 0
-    while x:
-        x &= x - 1
-        n += 1
-    return n
+def _shot_rolls(sources: int, blots: int, open_: int) -> int:
+    """Ordered rolls (of 36) with which checkers on the bits of ``sources`` hit a bit of
+    ``blots``, moving towards higher bits and touching down only on bits of ``open_``.
+
+    Bit masks replace a walk over blots, sources and die paths: one shift moves every
+    source by a die at once, so a roll costs a few integer operations however many blots
+    and sources there are.  The dice that hit directly are found first (the h of them
+    hit with every roll containing one: ``h * (12 - h)`` ordered rolls); only the doubles
+    and the pairs made of the other dice need their two- to four-step paths.  ``blots``
+    must be among ``open_`` (a blot does not block, R9; landing on it is a hit anyway).
+    """
+    lowest = sources & -sources
+    if blots & -(lowest << 1) == 0:
+        return 0  # no blot ahead of the rearmost source (none at all, or no source)
+    direct = 0
+    h = 0
+    for a in range(1, 7):
+        if (sources << a) & blots:
+            direct |= 1 << a
+            h += 1
+    count = h * (12 - h)
+    for a in range(1, 7):
+        if direct & (1 << a):
+            continue
+        first_a = (sources << a) & open_
+        step = first_a
+        for _ in range(3):  # the double a: landings 2a, 3a, 4a
+            step = (step << a) & open_
+            if step & blots:
+                count += 1
+                break
+        for b in range(a + 1, 7):
+            if direct & (1 << b):
+                continue
+            if ((first_a << b) | (((sources << b) & open_) << a)) & blots:
+                count += 2
+    return count
 
 
 @njit(cache=True)
-def _blocked_bits(v: np.ndarray) -> int:
-    """Bit ``25 - q`` set when point q is blocked for S (the other side holds >= 2)."""
-    bits = 0
-    for q in range(1, 25):
-        if v[q] <= -2:
-            bits |= 1 << (25 - q)
-    return bits
-
-
-@njit(cache=True)
-def _escape_rolls(bits: int, p: int, table: np.ndarray) -> int:
-    return table[(bits >> (26 - p)) & 4095]
-
-
-@njit(cache=True)
-def _raw_units(v: np.ndarray, out: np.ndarray, row: int, base: int) -> None:
-    for s in range(25):
-        n = v[s + 1]
-        if n == 1:
-            out[row, base + 4 * s] = 1.0
-        elif n == 2:
-            out[row, base + 4 * s + 1] = 1.0
-        elif n >= 3:
-            out[row, base + 4 * s + 2] = 1.0
-            out[row, base + 4 * s + 3] = (n - 3) / 2.0
-
-
-@njit(cache=True)
-def _side_features(
-    v: np.ndarray,
+def _write_side(
     out: np.ndarray,
     row: int,
     base: int,
-    hit_start: np.ndarray,
-    hit_mask: np.ndarray,
-    hit_nint: np.ndarray,
-    hit_inter: np.ndarray,
-    table: np.ndarray,
-) -> int:
-    """Write S's feature block (S = positive side of ``v``) except containment (k = 5).
-
-    Returns the fewest escape rolls of an S checker on S's points 15..25, from which the
-    caller derives the other side's containment.
-    """
-    on_board = 0
-    pips = 25 * v[25]
-    blots = 0
-    back = v[25]
-    home = 0
-    anchors = 0
-    prime = 0
-    run = 0
-    rear = 25 if v[25] > 0 else 0
-    for p in range(1, 25):
-        n = v[p]
-        if n > 0:
-            on_board += n
-            pips += p * n
-            if rear == 0 or p > rear:
-                rear = p
-            if n == 1:
-                blots += 1
-            if p >= 19:
-                back += n
-        if n >= 2:
-            run += 1
-            if run > prime:
-                prime = run
-            if p <= 6:
-                home += 1
-            elif p >= 19:
-                anchors += 1
-        else:
-            run = 0
-    off = 15 - on_board - v[25]
-
-    # shots against S's blots (other side moves upward in S's numbering, its bar at 0)
-    hits = 0
-    if blots > 0:
-        for t in range(1, 25):
-            if v[t] != 1:
-                continue
-            for src in range(0, t):
-                if src == 0:
-                    if v[0] >= 0:
-                        continue
-                elif v[src] >= 0 or v[0] < 0:
-                    continue
-                d = t - src
-                for j in range(hit_start[d], hit_start[d + 1]):
-                    ok = True
-                    for k in range(hit_nint[j]):
-                        if v[src + hit_inter[j, k]] >= 2:
-                            ok = False
-                            break
-                    if ok:
-                        hits |= hit_mask[j]
-
-    bits = _blocked_bits(v)
-    escape = 36 if rear == 0 else _escape_rolls(bits, rear, table)
-    fewest = 36
-    for p in range(15, 26):
-        e = _escape_rolls(bits, p, table)
-        if e < fewest:
-            fewest = e
-    closed = 0
-    for q in range(19, 25):
-        if v[q] <= -2:
-            closed += 1
-
-    out[row, base + 0] = off / 15.0
+    on_board: int,
+    bar: int,
+    pips: int,
+    blots: int,
+    shots: int,
+    escape: int,
+    prime: int,
+    anchors: int,
+    home: int,
+    closed: int,
+    back: int,
+) -> None:
+    """Write a side's feature block but containment (k = 5), exactly as ``version`` 1
+    defines it: every value is computed in float64 and rounded once to float32."""
+    out[row, base + 0] = (15 - on_board - bar) / 15.0
     out[row, base + 1] = pips / 167.0
     out[row, base + 2] = blots / 15.0
-    out[row, base + 3] = _popcount(hits) / 36.0
+    out[row, base + 3] = shots / 36.0
     out[row, base + 4] = escape / 36.0
     out[row, base + 6] = prime / 6.0
     out[row, base + 7] = anchors / 6.0
     out[row, base + 8] = home / 6.0
     out[row, base + 9] = (36 - closed * closed) / 36.0
     out[row, base + 10] = back / 15.0
+
+
+@njit(cache=True)
+def _fewest_escapes(bits: int, table: np.ndarray) -> int:
+    """Fewest escape rolls of a checker on its points 15..25, with ``bits`` holding bit
+    ``25 - q`` for each blocked point q (its numbering): the window of a checker on
+    point p is then ``(bits >> (26 - p)) & 4095``, bit i blocked at distance i + 1."""
+    fewest = 36
+    for p in range(15, 26):
+        e = table[(bits >> (26 - p)) & 4095]
+        if e < fewest:
+            fewest = e
     return fewest
 
 
 @njit(cache=True)
 def _extended_kernel(
-    boards: np.ndarray,
-    on_roll: np.ndarray,
-    out: np.ndarray,
-    hit_start: np.ndarray,
-    hit_mask: np.ndarray,
-    hit_nint: np.ndarray,
-    hit_inter: np.ndarray,
-    table: np.ndarray,
+    boards: np.ndarray, on_roll: np.ndarray, out: np.ndarray, units: np.ndarray, table: np.ndarray
 ) -> None:
-    v = np.empty(BOARD_SIZE, dtype=np.int64)
-    w = np.empty(BOARD_SIZE, dtype=np.int64)
+    """Fill every input of every row once (``encode`` allocates with ``np.empty``).
+
+    One pass over the 24 points gathers both sides' counts and bit masks; each mask is
+    kept in the numbering of the side that needs it (ours: bit p for our point p; theirs:
+    bit 25 - p), so shots and escapes of both sides are the same shift-and-mask code.
+    Both sides share the pass because a point's value tells both at once: a point we hold
+    blocks their escapes and their shots, a point they hold blocks ours.
+    """
     for i in range(boards.shape[0]):
-        for k in range(BOARD_SIZE):
-            v[k] = boards[i, k]
-            w[BOARD_SIZE - 1 - k] = -boards[i, k]
-        _raw_units(v, out, i, 0)
-        _raw_units(w, out, i, 100)
-        few_us = _side_features(v, out, i, 200, hit_start, hit_mask, hit_nint, hit_inter, table)
-        few_them = _side_features(w, out, i, 211, hit_start, hit_mask, hit_nint, hit_inter, table)
-        out[i, 205] = 1.0 - few_them / 36.0
-        out[i, 216] = 1.0 - few_us / 36.0
-        if no_contact(boards, i):
-            out[i, 222] = 1.0
-        if on_roll[i]:
-            out[i, 223] = 1.0
-        else:
-            out[i, 224] = 1.0
+        bar_us = np.int64(boards[i, 25])
+        bar_them = -np.int64(boards[i, 0])
+        on_us = 0
+        on_them = 0
+        pips_us = 25 * bar_us
+        pips_them = 25 * bar_them
+        blots_us = 0
+        blots_them = 0
+        back_us = bar_us
+        back_them = bar_them
+        home_us = 0
+        home_them = 0
+        anchors_us = 0
+        anchors_them = 0
+        run_us = 0
+        run_them = 0
+        prime_us = 0
+        prime_them = 0
+        rear_us = 0  # our highest occupied point
+        front_them = 25  # our lowest point holding one of theirs
+        # our numbering (bit p): our blots, our held points, their checkers
+        blot_us = 0
+        held_us = 0
+        occ_them = 0
+        # their numbering (bit 25 - p): their blots, their held points, our checkers
+        blot_them = 0
+        held_them = 0
+        occ_us = 0
+        for p in range(1, 25):
+            n = np.int64(boards[i, p])
+            _write_units(out, i, 4 * (p - 1), units, n + 128)
+            _write_units(out, i, 100 + 4 * (24 - p), units, 128 - n)
+            if n > 0:
+                on_us += n
+                pips_us += p * n
+                rear_us = p
+                occ_us |= 1 << (25 - p)
+                if p >= 19:
+                    back_us += n
+                if n == 1:
+                    blots_us += 1
+                    blot_us |= 1 << p
+                    run_us = 0
+                else:
+                    held_us |= 1 << p
+                    run_us += 1
+                    if run_us > prime_us:
+                        prime_us = run_us
+                    if p <= 6:
+                        home_us += 1
+                    elif p >= 19:
+                        anchors_us += 1
+                run_them = 0
+            elif n < 0:
+                m = -n
+                on_them += m
+                pips_them += (25 - p) * m
+                if front_them == 25:
+                    front_them = p
+                occ_them |= 1 << p
+                if p <= 6:
+                    back_them += m
+                if m == 1:
+                    blots_them += 1
+                    blot_them |= 1 << (25 - p)
+                    run_them = 0
+                else:
+                    held_them |= 1 << (25 - p)
+                    run_them += 1
+                    if run_them > prime_them:
+                        prime_them = run_them
+                    if p >= 19:
+                        home_them += 1
+                    elif p <= 6:
+                        anchors_them += 1
+                run_us = 0
+            else:
+                run_us = 0
+                run_them = 0
+        _write_units(out, i, 96, units, bar_us + 128)
+        _write_units(out, i, 196, units, bar_them + 128)
+
+        # shots: they hit our blots moving up our numbering (their bar is our point 0,
+        # and while on it their bar checkers are the only sources, R11); we hit theirs
+        # moving up their numbering (our bar being their point 0)
+        shots_us = _shot_rolls(1 if bar_them > 0 else occ_them, blot_us, ~held_us)
+        shots_them = _shot_rolls(1 if bar_us > 0 else occ_us, blot_them, ~held_them)
+
+        # escapes (bit 25 - q for a blocked point q, see _fewest_escapes): their held
+        # points in their numbering block ours; our held points, bit p = 25 - (their q),
+        # block theirs
+        rear = 25 if bar_us > 0 else rear_us
+        escape_us = 36 if rear == 0 else table[(held_them >> (26 - rear)) & 4095]
+        rear = 25 if bar_them > 0 else (0 if front_them == 25 else 25 - front_them)
+        escape_them = 36 if rear == 0 else table[(held_us >> (26 - rear)) & 4095]
+
+        # S's entry is closed by the other side's home points (its points 1..6)
+        _write_side(
+            out,
+            i,
+            200,
+            on_us,
+            bar_us,
+            pips_us,
+            blots_us,
+            shots_us,
+            escape_us,
+            prime_us,
+            anchors_us,
+            home_us,
+            home_them,
+            back_us,
+        )
+        _write_side(
+            out,
+            i,
+            211,
+            on_them,
+            bar_them,
+            pips_them,
+            blots_them,
+            shots_them,
+            escape_them,
+            prime_them,
+            anchors_them,
+            home_them,
+            home_us,
+            back_them,
+        )
+        out[i, 205] = 1.0 - _fewest_escapes(held_us, table) / 36.0
+        out[i, 216] = 1.0 - _fewest_escapes(held_them, table) / 36.0
+        race = bar_us == 0 and bar_them == 0 and rear_us < front_them
+        out[i, 222] = 1.0 if race else 0.0
+        out[i, 223] = 1.0 if on_roll[i] else 0.0
+        out[i, 224] = 0.0 if on_roll[i] else 1.0
 
 
 # ---------------------------------------------------------------------------------------
@@ -428,8 +509,13 @@ class Encoding:
         if arr.ndim != 2 or arr.shape[1] != BOARD_SIZE:
             raise ValueError(f"boards must have shape (N, 26), got {np.shape(boards)}")
         n = arr.shape[0]
-        flags = np.broadcast_to(np.asarray(on_roll, dtype=np.bool_), (n,))
-        flags = np.ascontiguousarray(flags)
+        flags = np.asarray(on_roll, dtype=np.bool_)
+        if flags.ndim == 0:  # the usual case; np.full costs a fraction of broadcast_to
+            flags = np.full(n, bool(flags))
+        elif flags.shape != (n,):
+            flags = np.ascontiguousarray(np.broadcast_to(flags, (n,)))  # or raise
+        else:
+            flags = np.ascontiguousarray(flags)
         if out is None:
             dest = np.empty((n, self.size), dtype=np.float32)
         else:
@@ -439,11 +525,11 @@ class Encoding:
                     f"out must be a float32 array of shape {shape}, got {out.dtype} {out.shape}"
                 )
             dest = out.reshape(1, self.size) if single else out
+        # the kernels write every input of every row, so ``dest`` needs no clearing
         if self.name == "tesauro198":
-            _tesauro_kernel(arr, flags, dest)
+            _tesauro_kernel(arr, flags, dest, _TESAURO_UNITS)
         else:
-            dest[:] = 0.0
-            _extended_kernel(arr, flags, dest, _HIT_START, _HIT_MASK, _HIT_NINT, _HIT_INTER, _ESCAPE)
+            _extended_kernel(arr, flags, dest, _RAW_UNITS, _ESCAPE)
         if out is not None:
             return out
         return dest[0] if single else dest

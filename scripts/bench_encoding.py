@@ -7,14 +7,16 @@ built with the batch move generator, so it has bar, bear-off and race positions 
 proportions random play meets them.
 
 Each timed run encodes every row with one ``Encoding.encode`` call per chunk of
-``--chunk`` rows (a self-play ply encodes a few tens of thousands); the figure is the best
-of ``--repeat`` runs after a warm-up run that loads or compiles the kernels.  Two figures
-per encoding: a fresh output array per call (the default ``encode``) and one buffer
-reused through ``out=``.  Wall clock and this process's CPU time are both given, since
-other jobs sharing the cores slow the first but not the second.  The last line is
-``rows_per_second_extended: X`` (fresh arrays, wall clock), for scripts to read.
+``--chunk`` rows (a self-play ply encodes a few tens of thousands).  Four runs (two per
+encoding: a fresh output array per call, the default ``encode``, and one buffer reused
+through ``out=``) take turns for ``--repeat`` rounds after a warm-up round that loads or
+compiles the kernels, and each figure is the best of its runs; taking turns means a
+spell of load from other processes slows all four alike.  Wall clock and this process's
+CPU time are both given (load on shared cores lowers the first more than the second).
+The last line is ``rows_per_second_extended: X`` (fresh arrays, wall clock), for scripts
+to read.
 
-    python scripts/bench_encoding.py                  # 300,000 rows, best of 5
+    python scripts/bench_encoding.py                  # 300,000 rows, best of 7
     python scripts/bench_encoding.py --count 1000000 --repeat 9
 """
 
@@ -65,20 +67,8 @@ def afterstate_mix(count: int, seed: int, games: int = 512, burn_in: int = 200) 
     return np.ascontiguousarray(np.concatenate(chunks)[:count])
 
 
-def best_of(run: Callable[[], None], repeat: int) -> tuple[float, float]:
-    """Best wall-clock and best CPU seconds of ``repeat`` runs (after one warm-up run)."""
-    run()
-    walls, cpus = [], []
-    for _ in range(repeat):
-        w, c = time.perf_counter(), time.process_time()
-        run()
-        walls.append(time.perf_counter() - w)
-        cpus.append(time.process_time() - c)
-    return min(walls), min(cpus)
-
-
-def bench(enc: Encoding, rows: np.ndarray, chunk: int, repeat: int) -> dict[str, float]:
-    """Rows per second (wall, CPU) with fresh outputs and with a reused ``out=`` buffer."""
+def runners(enc: Encoding, rows: np.ndarray, chunk: int) -> dict[str, Callable[[], None]]:
+    """One pass over the rows with fresh outputs, and one writing into a reused buffer."""
     starts = range(0, rows.shape[0], chunk)
     buf = np.empty((chunk, enc.size), dtype=np.float32)
 
@@ -91,10 +81,23 @@ def bench(enc: Encoding, rows: np.ndarray, chunk: int, repeat: int) -> dict[str,
             part = rows[s : s + chunk]
             enc.encode(part, False, out=buf[: part.shape[0]])
 
-    n = rows.shape[0]
-    wall, cpu = best_of(fresh, repeat)
-    wall_out, cpu_out = best_of(reused, repeat)
-    return {"wall": n / wall, "cpu": n / cpu, "wall_out": n / wall_out, "cpu_out": n / cpu_out}
+    return {"fresh": fresh, "out": reused}
+
+
+def best_times(runs: dict[str, Callable[[], None]], repeat: int) -> dict[str, tuple[float, float]]:
+    """Best wall-clock and best CPU seconds of each run over ``repeat`` rounds, after a
+    warm-up round.  The runs take turns within a round, so a spell of load from other
+    processes slows all of them alike instead of one."""
+    for run in runs.values():
+        run()
+    best = {name: (float("inf"), float("inf")) for name in runs}
+    for _ in range(repeat):
+        for name, run in runs.items():
+            w, c = time.perf_counter(), time.process_time()
+            run()
+            w, c = time.perf_counter() - w, time.process_time() - c
+            best[name] = (min(best[name][0], w), min(best[name][1], c))
+    return best
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -102,7 +105,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--count", type=int, default=300_000, help="rows in the mix")
     parser.add_argument("--seed", type=int, default=1, help="seed of the mix")
     parser.add_argument("--chunk", type=int, default=32_768, help="rows per encode call")
-    parser.add_argument("--repeat", type=int, default=5, help="timed runs; the best is kept")
+    parser.add_argument("--repeat", type=int, default=7, help="timed runs; the best is kept")
     args = parser.parse_args(argv)
 
     rows = afterstate_mix(args.count, args.seed)
@@ -113,15 +116,20 @@ def main(argv: list[str] | None = None) -> None:
         f"bar {bar:.1%}, mover all home {home:.1%}, race {np.mean(race_flags(rows)):.1%}; "
         f"chunks of {args.chunk}, best of {args.repeat}"
     )
-    figures = {}
+    runs = {
+        (name, kind): run
+        for name in sorted(ENCODINGS)
+        for kind, run in runners(ENCODINGS[name], rows, args.chunk).items()
+    }
+    best = best_times(runs, args.repeat)
+    n = rows.shape[0]
     for name in sorted(ENCODINGS):
-        f = bench(ENCODINGS[name], rows, args.chunk, args.repeat)
-        figures[name] = f
+        (wall, cpu), (wall_out, cpu_out) = best[name, "fresh"], best[name, "out"]
         print(
-            f"{name:>10}: {f['wall']:,.0f} rows/s ({f['cpu']:,.0f} per CPU second); "
-            f"out= buffer: {f['wall_out']:,.0f} rows/s ({f['cpu_out']:,.0f} per CPU second)"
+            f"{name:>10}: {n / wall:,.0f} rows/s ({n / cpu:,.0f} per CPU second); "
+            f"out= buffer: {n / wall_out:,.0f} rows/s ({n / cpu_out:,.0f} per CPU second)"
         )
-    print(f"rows_per_second_extended: {int(figures['extended']['wall'])}")
+    print(f"rows_per_second_extended: {int(n / best['extended', 'fresh'][0])}")
 
 
 if __name__ == "__main__":

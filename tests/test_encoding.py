@@ -124,6 +124,101 @@ def test_extended_raw_units_match_reference() -> None:
         np.testing.assert_array_equal(x[100:200], theirs)
 
 
+# -- extended: features against a slow reference ---------------------------------------
+
+
+def _die_paths(a: int, b: int) -> list[list[int]]:
+    """Every way to play an ordered roll, as the running distances after each step."""
+    if a == b:
+        return [[a * k for k in range(1, m + 1)] for m in range(1, 5)]
+    return [[a], [b], [a, a + b], [b, a + b]]
+
+
+ROLLS = [(a, b) for a in range(1, 7) for b in range(1, 7)]
+
+
+def _shots(v: list[int]) -> int:
+    """Ordered rolls with which the other side (negative in ``v``, moving up from its bar
+    at 0) hits a blot of S, walking every roll, source, path and blot."""
+    blots = [t for t in range(1, 25) if v[t] == 1]
+    sources = [0] if v[0] < 0 else [s for s in range(1, 25) if v[s] < 0]
+    count = 0
+    for a, b in ROLLS:
+        hit = False
+        for src in sources:
+            for path in _die_paths(a, b):
+                *steps, last = [src + d for d in path]
+                if last in blots and all(v[x] < 2 for x in steps):
+                    hit = True
+        count += hit
+    return count
+
+
+def _escapes(v: list[int], p: int) -> int:
+    """Ordered rolls letting a checker of S on point ``p`` pass every blocked point among
+    the 12 in front of it (a point is blocked when the other side holds it, R9)."""
+    blocked = {q for q in range(p - 12, p) if 1 <= q <= 24 and v[q] <= -2}
+    if not blocked:
+        return 36
+    count = 0
+    for a, b in ROLLS:
+        count += any(
+            all(p - d not in blocked for d in path) and p - path[-1] < min(blocked)
+            for path in _die_paths(a, b)
+        )
+    return count
+
+
+def _side_block(v: list[int], other: list[int]) -> list[float]:
+    """S's eleven features from S's view ``v`` (``other``: the same board from the other
+    side's view), straight from the definitions in the module docstring."""
+    ours = {p: v[p] for p in range(1, 26) if v[p] > 0}
+    held = [p for p in range(1, 25) if v[p] >= 2]
+    rear = max((p for p in range(1, 26) if v[p] > 0), default=0)  # the bar is 25
+    longest = 0
+    for start in range(1, 25):
+        length = 0
+        while start + length <= 24 and v[start + length] >= 2:
+            length += 1
+        longest = max(longest, length)
+    closed = sum(1 for q in range(19, 25) if v[q] <= -2)
+    return [
+        (15 - sum(ours.values())) / 15,
+        sum(p * n for p, n in ours.items()) / 167,
+        sum(1 for p in range(1, 25) if v[p] == 1) / 15,
+        _shots(v) / 36,
+        (_escapes(v, rear) if rear else 36) / 36,
+        1 - min(_escapes(other, q) for q in range(15, 26)) / 36,  # any point, occupied or not
+        longest / 6,
+        sum(1 for p in held if p >= 19) / 6,
+        sum(1 for p in held if p <= 6) / 6,
+        (36 - closed * closed) / 36,
+        sum(ours.get(p, 0) for p in range(19, 26)) / 15,
+    ]
+
+
+def extended_features_reference(board: list[int], on_roll: bool) -> list[float]:
+    """Inputs 200..224 of ``extended`` for one board, the slow, obvious way."""
+    theirs = [-board[25 - i] for i in range(26)]  # the board from the opponent's view
+    return [
+        *_side_block(board, theirs),
+        *_side_block(theirs, board),
+        float(Position(board).is_race()),
+        float(on_roll),
+        float(not on_roll),
+    ]
+
+
+def test_extended_features_match_reference() -> None:
+    sample = np.concatenate([BOARDS[::20], flip_boards(BOARDS[7::40])])  # bar, race, bear-off
+    flags = np.arange(len(sample)) % 3 == 0
+    got = EXTENDED.encode(sample, flags)[:, 200:]
+    expected = [
+        extended_features_reference(b, bool(f)) for b, f in zip(sample.tolist(), flags, strict=True)
+    ]
+    np.testing.assert_allclose(got, np.array(expected), rtol=0, atol=1e-6)
+
+
 # -- extended: hand-made positions -----------------------------------------------------------
 
 
@@ -237,6 +332,26 @@ def test_batch_equals_rows_shapes_and_dtypes(name: str) -> None:
         np.testing.assert_array_equal(row, batch[i])
     assert enc.encode(np.zeros((0, 26), dtype=np.int8)).shape == (0, enc.size)
     assert np.isfinite(batch).all() and (batch >= 0).all()
+
+
+@pytest.mark.parametrize("name", sorted(ENCODINGS))
+def test_out_buffer_is_filled_completely_and_returned(name: str) -> None:
+    enc = get_encoding(name)
+    sample = BOARDS[::53]
+    expected = enc.encode(sample, True)
+    # NaN everywhere: any input the kernel skipped would show (outputs are never NaN)
+    wide = np.full((len(sample), enc.size + 12), np.nan, dtype=np.float32)
+    view = wide[:, : enc.size]  # a column slice, as an observation buffer holds it
+    assert enc.encode(sample, True, out=view) is view
+    np.testing.assert_array_equal(wide[:, : enc.size], expected)
+    assert np.isnan(wide[:, enc.size :]).all()  # nothing written past the encoding
+    row = np.full(enc.size, np.nan, dtype=np.float32)
+    assert enc.encode(sample[3], True, out=row) is row
+    np.testing.assert_array_equal(row, expected[3])
+    with pytest.raises(ValueError, match="out must be"):
+        enc.encode(sample, out=np.empty((len(sample), enc.size), dtype=np.float64))
+    with pytest.raises(ValueError, match="out must be"):
+        enc.encode(sample, out=np.empty((len(sample) + 1, enc.size), dtype=np.float32))
 
 
 def test_unknown_encoding_and_bad_shapes() -> None:
