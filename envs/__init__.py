@@ -5,10 +5,13 @@ the environment modules themselves load only when an environment is made, so the
 registration costs nothing but Gymnasium's import.
 
 * ``Nard-v0``: the agent against an opponent player (``opponent="random"`` by default);
-* ``NardSelfPlay-v0``: the same environment with ``opponent="self"``.
+* ``NardSelfPlay-v0``: the same environment with ``opponent="self"``;
+* ``NardCube-v0``: one game with the doubling cube (``envs.cube_env.NardCubeEnv``, also
+  ``gymnasium.make("Nard-v0", cube=True)``), same spaces, cube decisions as extra steps.
 
-Both have a vector entry point, so ``gymnasium.make_vec("NardSelfPlay-v0", num_envs=N)``
-builds ``envs.vector.NardVectorEnv`` (flat batched candidates, same-step autoreset).
+The cubeless ids have a vector entry point, so ``gymnasium.make_vec("NardSelfPlay-v0",
+num_envs=N)`` builds ``envs.vector.NardVectorEnv`` (flat batched candidates, same-step
+autoreset); the cube variant has none.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 ENV_IDS: dict[str, dict[str, object]] = {
     "Nard-v0": {"opponent": "random"},
     "NardSelfPlay-v0": {"opponent": "self"},
+    "NardCube-v0": {"opponent": "random", "cube": True},
 }
 """Registered ids and the keyword arguments they fix."""
 
@@ -26,6 +30,11 @@ def register_envs() -> None:
 
     for env_id, kwargs in ENV_IDS.items():
         if env_id in gymnasium.registry:
+            continue
+        if kwargs.get("cube"):
+            gymnasium.register(
+                id=env_id, entry_point="envs.cube_env:NardCubeEnv", kwargs=dict(kwargs)
+            )
             continue
         gymnasium.register(
             id=env_id,

@@ -1,4 +1,7 @@
-"""``Nard-v0`` and ``NardSelfPlay-v0``: one game of Nard as a Gymnasium environment."""
+"""``Nard-v0`` and ``NardSelfPlay-v0``: one game of Nard as a Gymnasium environment.
+
+``NardEnv(cube=True)`` (and ``NardCube-v0``) builds the cube variant, ``envs.cube_env``.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ import numpy as np
 
 from envs.core import MAX_CANDIDATES, GameBatch, InvalidAction, StepOutcome
 from envs.vector import observation_space, resolve_opponent
-from nard_rl.encoding import get_encoding
+from nard_rl.encoding import Encoding, get_encoding
 from nard_rl.engine.movegen import legal_afterstates
 from nard_rl.engine.rules import RuleSet, get_rules
 from nard_rl.players import Player
@@ -84,7 +87,9 @@ class NardEnv(gym.Env):
     * ``opponent``: ``"random"`` (default), ``"pubeval"``, ``"gnubg"``/``"gnubg:PLY"``, a
       checkpoint path, ``"default"``, a ``Player``, or ``"self"`` for self-play.
     * ``rules``: ``"standard"`` (default), ``"mars"`` or a ``RuleSet``; the cube is never
-      offered (cubeless environment; ``cube=True`` raises).
+      offered here.
+    * ``cube``: False (default).  ``NardEnv(cube=True)`` returns an ``envs.cube_env.NardCubeEnv``
+      (a subclass, same spaces), where the doubling cube is played (standard rules only).
     * ``encoding``: ``"tesauro198"`` (default) or ``"extended"``.
     * ``match_length`` (0: money play) and ``score``: match play, see Rewards.
     * ``invalid_action``: ``"wrap"`` (default) or ``"raise"``.
@@ -94,10 +99,22 @@ class NardEnv(gym.Env):
 
     ## Version History
 
-    * v0: first version (cubeless; money or match points).
+    * v0: first version (cubeless; money or match points); ``cube=True`` selects the cube
+      variant (``NardCubeEnv``).
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> NardEnv:
+        # ``cube=True`` is an option of the same environment for its users (``gym.make(
+        # "Nard-v0", cube=True)``), but a different game flow (the engine's ``Game`` state
+        # machine instead of the batch arrays), so it is a subclass picked here; Python then
+        # runs the subclass's ``__init__`` with the same arguments.
+        if cls is NardEnv and kwargs.get("cube", False):
+            from envs.cube_env import NardCubeEnv
+
+            return super().__new__(NardCubeEnv)
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -106,31 +123,16 @@ class NardEnv(gym.Env):
         encoding: str = "tesauro198",
         match_length: int = 0,
         score: tuple[int, int] = (0, 0),
+        *,
         cube: bool = False,
         invalid_action: InvalidAction = "wrap",
         render_mode: str | None = None,
     ) -> None:
-        if cube:
-            raise NotImplementedError(
-                "the cube is not modelled: Nard-v0 is cubeless (use cube=False)"
-            )
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
-        if match_length < 0:
-            raise ValueError(f"match_length must be >= 0, got {match_length}")
-        self.render_mode = render_mode
-        self.rules = get_rules(rules).with_options(cube=False)
-        if match_length:
-            self.rules = self.rules.with_options(jacoby=False)  # R33: no Jacoby in matches
-        self.encoding = get_encoding(encoding)
-        self.match_length = int(match_length)
-        self.initial_score = (int(score[0]), int(score[1]))
-        self.score = self.initial_score
-        self.self_play = opponent == "self"
-        self._opponent_spec = opponent if isinstance(opponent, str) else None
+        if cube:  # only a subclass gets here: NardEnv itself dispatches in __new__
+            raise ValueError(f"{type(self).__name__} is cubeless; use envs.cube_env.NardCubeEnv")
+        self._configure(opponent, rules, encoding, match_length, score, render_mode)
+        self.rules = self.rules.with_options(cube=False)
         self.opponent = resolve_opponent(opponent, self.rules, None)
-        self.observation_space = observation_space(self.encoding)
-        self.action_space = gym.spaces.Discrete(MAX_CANDIDATES)
         self.game = GameBatch(
             1,
             self.rules,
@@ -140,18 +142,53 @@ class NardEnv(gym.Env):
             invalid_action=invalid_action,
         )
 
+    def _configure(
+        self,
+        opponent: str | Player,
+        rules: str | RuleSet,
+        encoding: str,
+        match_length: int,
+        score: tuple[int, int],
+        render_mode: str | None,
+    ) -> None:
+        """The settings both game flows share (the opponent is resolved by each)."""
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        if match_length < 0:
+            raise ValueError(f"match_length must be >= 0, got {match_length}")
+        self.render_mode = render_mode
+        self.rules = get_rules(rules)
+        if match_length:
+            self.rules = self.rules.with_options(jacoby=False)  # R33: no Jacoby in matches
+        self.encoding = get_encoding(encoding)
+        self.match_length = int(match_length)
+        self.initial_score = (int(score[0]), int(score[1]))
+        self.score = self.initial_score
+        self.self_play = opponent == "self"
+        self._opponent_spec = opponent if isinstance(opponent, str) else None
+        self.opponent: Player | None = None
+        self.observation_space = observation_space(self.encoding)
+        self.action_space = gym.spaces.Discrete(MAX_CANDIDATES)
+
+    def _reseed_opponent(self, seed: int | None) -> None:
+        """Rebuild an opponent made from a spec string with a seed drawn from ``seed``, so
+        the same reset seed replays the same game (a random opponent has its own dice)."""
+        if seed is None or self._opponent_spec in (None, "self"):
+            return
+        if self.opponent is not None:
+            self.opponent.close()
+        assert self._opponent_spec is not None
+        self.opponent = resolve_opponent(
+            self._opponent_spec, self.rules, int(self.np_random.integers(2**63))
+        )
+
     # -- Gymnasium API ------------------------------------------------------------------
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
-        if seed is not None and self._opponent_spec not in (None, "self"):
-            if self.opponent is not None:
-                self.opponent.close()
-            self.opponent = resolve_opponent(
-                self._opponent_spec, self.rules, int(self.np_random.integers(2**63))
-            )
-            self.game.opponent = self.opponent
+        self._reseed_opponent(seed)
+        self.game.opponent = self.opponent
         self.game.rng = self.np_random
         opts = options or {}
         if "score" in opts:
@@ -214,18 +251,9 @@ class NardEnv(gym.Env):
         g = self.game
         n = int(g.offsets[1])
         boards = g.afters[:n].copy()
-        mask = np.zeros(MAX_CANDIDATES, dtype=np.int8)
-        mask[:n] = 1
-        encoded = _fresh_zeros(MAX_CANDIDATES, self.encoding.size)
-        moves = np.zeros((n, 4, 2), dtype=np.int8)
-        if n:
-            encoded[:n] = self.encoding.encode(boards, on_roll=False)
-            moves = self._moves(boards)
-        info: dict[str, Any] = {
-            "action_mask": mask,
-            "afterstates": encoded,
-            "afterstate_boards": boards,
-            "moves": moves,
+        moves = self._moves(boards) if n else np.zeros((0, 4, 2), dtype=np.int8)
+        info = candidates_info(self.encoding, n, boards, moves)
+        info |= {
             "board": g.boards[0].copy(),
             "dice": g.dice[0].copy(),
             "seat": int(g.seat[0]),
@@ -243,14 +271,45 @@ class NardEnv(gym.Env):
         """Step lists of the candidates, in the candidates' order (a second movegen call
         with moves recorded; it lists the same afterstates in the same order)."""
         g = self.game
-        afters, moves = legal_afterstates(
-            g.boards[0], int(g.dice[0, 0]), int(g.dice[0, 1]), self.rules.waste_rule
-        )
+        afters, moves = plays_with_moves(g.boards[0], g.dice[0], self.rules)
         if not np.array_equal(afters, boards):  # pragma: no cover - movegen is deterministic
             raise RuntimeError("move generator returned a different candidate order")
-        moves = moves.copy()
-        moves[moves[:, :, 0] < 0] = -1  # the generator leaves the pads' "to" unset
         return moves
+
+
+def plays_with_moves(
+    board: np.ndarray, dice: np.ndarray | tuple[int, int], rules: RuleSet
+) -> tuple[np.ndarray, np.ndarray]:
+    """The legal afterstates of a roll with their ``(n, 4, 2)`` step lists, pads ``(-1, -1)``."""
+    afters, moves = legal_afterstates(
+        np.asarray(board, dtype=np.int8), int(dice[0]), int(dice[1]), rules.waste_rule
+    )
+    moves = moves.copy()
+    moves[moves[:, :, 0] < 0] = -1  # the generator leaves the pads' "to" unset
+    return afters, moves
+
+
+def candidates_info(
+    encoding: Encoding, legal: int, boards: np.ndarray, moves: np.ndarray
+) -> dict[str, Any]:
+    """The info entries that describe a step's legal actions.
+
+    ``legal`` actions ``0..legal-1`` are marked in ``action_mask``; ``boards``/``moves`` are
+    the candidate afterstates of a move step (empty for the cube variant's other steps),
+    encoded from the mover's view with ``on_roll=False`` into ``afterstates``.
+    """
+    mask = np.zeros(MAX_CANDIDATES, dtype=np.int8)
+    mask[:legal] = 1
+    encoded = _fresh_zeros(MAX_CANDIDATES, encoding.size)
+    n = boards.shape[0]
+    if n:
+        encoded[:n] = encoding.encode(boards, on_roll=False)
+    return {
+        "action_mask": mask,
+        "afterstates": encoded,
+        "afterstate_boards": boards,
+        "moves": moves,
+    }
 
 
 def _fresh_zeros(rows: int, cols: int) -> np.ndarray:

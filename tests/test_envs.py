@@ -5,19 +5,24 @@ from __future__ import annotations
 import itertools
 import subprocess
 import sys
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
 import pytest
+import torch
 from gymnasium.utils.env_checker import check_env
 from reference_movegen import reference_afterstates
 
 import envs
 from envs.core import MAX_CANDIDATES
+from envs.cube_env import NardCubeEnv
 from envs.nard_env import NardEnv
 from nard_rl.encoding import get_encoding
 from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.engine.position import START_BOARD, Position
+from nard_rl.engine.rules import STANDARD
+from nard_rl.network import NetSpec, save_checkpoint
 
 
 def play_random_game(env: gym.Env, rng: np.random.Generator, seed: int | None = None) -> list:
@@ -61,7 +66,9 @@ def test_check_env_passes_for_every_registered_id(env_id: str) -> None:
 
 @pytest.mark.parametrize("env_id", sorted(envs.ENV_IDS))
 def test_check_env_with_other_options(env_id: str) -> None:
-    env = gym.make(env_id, encoding="extended", rules="mars", render_mode="ansi")
+    # the mars rule set has no cube (R28): the cube id is checked with standard rules
+    rules = "standard" if envs.ENV_IDS[env_id].get("cube") else "mars"
+    env = gym.make(env_id, encoding="extended", rules=rules, render_mode="ansi")
     check_env(env.unwrapped)
     env.reset(seed=0)
     text = env.render()
@@ -73,7 +80,7 @@ def test_registration_needs_only_importing_nard_rl() -> None:
     """A fresh interpreter that imports nothing but nard_rl can make every id."""
     code = (
         "import gymnasium, nard_rl\n"
-        "for i in ('Nard-v0', 'NardSelfPlay-v0'):\n"
+        "for i in ('Nard-v0', 'NardSelfPlay-v0', 'NardCube-v0'):\n"
         "    env = gymnasium.make(i)\n"
         "    obs, info = env.reset(seed=0)\n"
         "    assert obs.shape == env.observation_space.shape\n"
@@ -239,3 +246,270 @@ def test_capacity_is_the_proven_bound_and_never_exceeded() -> None:
         assert counts.max() <= MAX_CANDIDATES
         assert counts[:-1].max() > 500  # the sample does reach long candidate lists
         assert counts[-1] > 2000  # the searched board really is prolific
+
+
+# -- the cube variant: NardCube-v0 / Nard-v0 with cube=True ------------------------------
+
+
+def _constant_net(path: Path, win_logit: float) -> str:
+    """A checkpoint whose five outputs ignore the position: the side on roll wins with
+    probability sigmoid(win_logit), gammons practically never.  With a high logit every
+    side on roll looks a sure winner, so its cube owner doubles and the receiver drops."""
+    enc = get_encoding("tesauro198")
+    spec = NetSpec(enc.name, enc.version, enc.size, (4,), "sigmoid", "standard")
+    net = spec.build()
+    with torch.no_grad():
+        net.head.weight.zero_()
+        net.head.bias.copy_(torch.tensor([win_logit, -12.0, -12.0, -12.0, -12.0]))
+    save_checkpoint(path, net, spec, games=0, step=0)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def sure_win_net(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return _constant_net(tmp_path_factory.mktemp("nets") / "sure.pt", 6.0)
+
+
+def play_cube_game(
+    env: gym.Env,
+    rng: np.random.Generator,
+    *,
+    seed: int | None = None,
+    options: dict | None = None,
+    cube: int | None = None,
+    take: int | None = None,
+) -> list:
+    """One episode: random legal moves; cube and take steps answered by ``cube``/``take``
+    (random when None).  Returns the transitions like ``play_random_game``."""
+    obs, info = env.reset(seed=seed, options=options)
+    steps = [(obs, 0.0, False, info)]
+    while True:
+        fixed = {"cube": cube, "take": take}.get(info["phase"])
+        n = int(info["action_mask"].sum())
+        action = int(rng.integers(n)) if fixed is None else fixed
+        obs, reward, terminated, truncated, info = env.step(action)
+        assert not truncated
+        steps.append((obs, reward, terminated, info))
+        if terminated:
+            return steps
+
+
+def test_cube_option_builds_the_cube_variant_with_the_same_spaces() -> None:
+    plain = gym.make("Nard-v0")
+    for env in (NardEnv(cube=True), gym.make("Nard-v0", cube=True).unwrapped):
+        assert isinstance(env, NardCubeEnv)
+        assert env.observation_space == plain.observation_space
+        assert env.action_space == plain.action_space
+    assert type(NardEnv()) is NardEnv
+    with pytest.raises(ValueError, match="always plays with the cube"):
+        NardCubeEnv(cube=False)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"opponent": "self"},
+        {"opponent": "pubeval", "match_length": 5, "score": (3, 1), "crawford": False},
+        {"opponent": "NET"},
+    ],
+)
+def test_check_env_passes_for_cube_modes(kwargs: dict, sure_win_net: str) -> None:
+    if kwargs["opponent"] == "NET":
+        kwargs = {"opponent": sure_win_net}
+    env = NardEnv(cube=True, **kwargs)
+    check_env(env, skip_render_check=True)  # rendering: the registered ids' test
+    env.close()
+
+
+def test_mars_has_no_cube() -> None:
+    """R28: the mars rule set has no doubling cube."""
+    with pytest.raises(ValueError, match="R28"):
+        NardEnv(rules="mars", cube=True)
+    with pytest.raises(ValueError, match="R28"):
+        gym.make("NardCube-v0", rules="mars")
+
+
+def test_cube_same_seed_same_game_and_other_seed_other_game() -> None:
+    def trajectory(seed: int) -> list[tuple[bytes, float, str]]:
+        env = NardEnv(cube=True, opponent="random")
+        steps = play_cube_game(env, np.random.default_rng(1), seed=seed)
+        return [(obs.tobytes(), reward, info["phase"]) for obs, reward, _, info in steps]
+
+    first = trajectory(5)
+    assert trajectory(5) == first
+    assert trajectory(6) != first
+
+
+def test_cube_step_offers_roll_or_double_before_the_roll() -> None:
+    """R23: the agent's turn starts with the cube decision while the cube is centered."""
+    enc = get_encoding("tesauro198")
+    env = NardEnv(cube=True, opponent="random")
+    obs, info = env.reset(seed=0, options={"board": list(START_BOARD)})
+    assert info["phase"] == "cube"
+    assert info["action_mask"][:2].all() and info["action_mask"].sum() == 2
+    assert info["cube_value"] == 1 and info["cube_owner"] == "centered"
+    assert not info["dice"].any() and not obs[enc.size :].any()  # not rolled yet
+    np.testing.assert_array_equal(obs[: enc.size], enc.encode(START_BOARD, on_roll=True))
+    obs, reward, terminated, _, info = env.step(0)  # roll: the move step of that roll
+    assert (info["phase"], reward, terminated) == ("move", 0.0, False)
+    assert info["dice"].all() and info["action_mask"].sum() == len(info["afterstate_boards"])
+
+
+@pytest.mark.parametrize(("cube_value", "owner"), [(1, "centered"), (2, "agent"), (8, "agent")])
+def test_forced_double_and_drop_scores_the_cube_before_the_double(
+    sure_win_net: str, cube_value: int, owner: str
+) -> None:
+    """R24: a dropped double ends the game; the doubler wins the stake before the double."""
+    env = NardEnv(cube=True, opponent="random", cube_opponent=sure_win_net)
+    _, info = env.reset(
+        seed=1,
+        options={"board": list(START_BOARD), "cube_value": cube_value, "cube_owner": owner},
+    )
+    assert info["phase"] == "cube" and info["cube_value"] == cube_value
+    _, reward, terminated, _, info = env.step(1)  # double; the sure-win net drops
+    assert terminated and reward == float(cube_value)
+    assert info["end_reason"] == "drop" and info["winner"] == 0
+    assert info["points"] == cube_value and info["phase"] == "over"
+    assert not info["action_mask"].any()
+
+
+def test_double_take_doubles_the_stake_and_the_final_reward() -> None:
+    """R24/R25: after double/take the game is played for 2 and the taker owns the cube
+    (the fixed policy of a random opponent: always take, never double)."""
+    env = NardEnv(cube=True, opponent="random")
+    rng = np.random.default_rng(7)
+    values: set[int] = set()
+    for game in range(12):
+        opts = {"board": list(START_BOARD)}
+        steps = play_cube_game(env, rng, seed=100 + game, options=opts, cube=1, take=0)
+        _, _, _, first = steps[1]
+        assert first["cube_value"] == 2 and first["cube_owner"] == "opponent"
+        *middle, (_, reward, _, info) = steps
+        assert all(r == 0.0 for _, r, _, _ in middle)
+        # the opponent owns the cube and never redoubles; the agent cannot double
+        assert all(i["phase"] == "move" for _, _, _, i in steps[1:-1])
+        assert info["cube_value"] == 2 and info["end_reason"] == "bear_off"
+        agent_won = info["winner"] == 0
+        assert (reward > 0) == agent_won
+        assert abs(reward) == 2 * expected_points(info["board"], agent_won, "standard")
+        values.add(int(abs(reward)))
+    assert len(values) >= 2, f"expected singles and gammons at stake 2, got {values}"
+
+
+def test_opponent_double_reaches_the_agent_as_a_take_step(sure_win_net: str) -> None:
+    enc = get_encoding("tesauro198")
+    env = NardEnv(cube=True, opponent="random", cube_opponent=sure_win_net)
+    # the agent moves first; then the opponent is on roll with the cube centered
+    _, info = env.reset(seed=3, options={"board": list(START_BOARD), "dice": [6, 5]})
+    assert info["phase"] == "move"
+    obs, reward, terminated, _, info = env.step(0)
+    assert (info["phase"], reward, terminated) == ("take", 0.0, False)
+    assert info["cube_value"] == 1 and info["cube_owner"] == "centered"
+    assert info["opponent_plies"] == 0  # it doubled before rolling (R23)
+    assert info["action_mask"][:2].all() and info["action_mask"].sum() == 2
+    # the doubler is on roll: the agent's view is an afterstate (on_roll=False), no dice
+    np.testing.assert_array_equal(obs[: enc.size], enc.encode(info["board"], on_roll=False))
+    assert not obs[enc.size :].any()
+    # take: stake 2, the agent owns the cube, so its next turn starts with a cube step
+    _, reward, terminated, _, info = env.step(0)
+    assert not terminated and reward == 0.0
+    assert info["phase"] == "cube"
+    assert (info["cube_value"], info["cube_owner"]) == (2, "agent")
+    assert info["opponent_plies"] == 1
+    # the same double dropped: the opponent wins the stake before the double
+    env.reset(seed=3, options={"board": list(START_BOARD), "dice": [6, 5]})
+    env.step(0)
+    _, reward, terminated, _, info = env.step(1)
+    assert terminated and reward == -1.0
+    assert (info["winner"], info["end_reason"]) == (1, "drop")
+
+
+def test_fixed_policy_opponents_never_double() -> None:
+    env = NardEnv(cube=True, opponent="random")
+    rng = np.random.default_rng(11)
+    for game in range(8):
+        steps = play_cube_game(env, rng, seed=200 + game, cube=0)
+        assert all(info["phase"] != "take" for _, _, _, info in steps)
+        *_, (_, reward, _, info) = steps
+        assert info["cube_value"] == 1 and abs(reward) == info["points"]
+
+
+def test_crawford_game_offers_no_cube_step() -> None:
+    """R34: nobody doubles in the Crawford game; post-Crawford the cube is back."""
+    env = NardEnv(cube=True, opponent="random", match_length=5, score=(4, 2))
+    rng = np.random.default_rng(5)
+    for game in range(6):
+        steps = play_cube_game(env, rng, seed=300 + game)
+        assert all(info["phase"] == "move" for _, _, _, info in steps[:-1])
+        assert all(info["crawford"] for _, _, _, info in steps)
+        *_, (_, reward, _, info) = steps
+        # R33: the agent needs 1 point, the opponent 3
+        assert reward == 1.0 if info["winner"] == 0 else reward in (-1.0, -2.0, -3.0)
+    _, info = env.reset(seed=0, options={"board": list(START_BOARD), "crawford": False})
+    assert info["phase"] == "cube" and not info["crawford"]
+    with pytest.raises(ValueError, match="R34"):
+        env.reset(options={"score": (2, 2), "crawford": True})
+
+
+def test_match_play_caps_doubled_games_at_the_points_needed() -> None:
+    """R33: at 1-1 in a 3-point match a game at stake 2 scores at most 2."""
+    env = NardEnv(cube=True, opponent="random", match_length=3, score=(1, 1))
+    rng = np.random.default_rng(9)
+    for game in range(8):
+        opts = {"board": list(START_BOARD)}
+        *_, (_, reward, _, info) = play_cube_game(
+            env, rng, seed=400 + game, options=opts, cube=1, take=0
+        )
+        agent_won = info["winner"] == 0
+        uncapped = 2 * expected_points(info["board"], agent_won, "standard")
+        assert info["points"] == uncapped
+        assert abs(reward) == min(uncapped, 2)
+        assert info["match_score"] == ((3, 1) if agent_won else (1, 3))
+
+
+def test_jacoby_counts_gammons_single_until_the_cube_is_turned() -> None:
+    """R32 (money): centered cube, every win is single; once turned, gammons count."""
+    env = NardEnv(cube=True, opponent="random", rules=STANDARD.with_options(jacoby=True))
+    rng = np.random.default_rng(13)
+    turned: set[int] = set()
+    for game in range(10):
+        *_, (_, reward, _, info) = play_cube_game(env, rng, seed=500 + game, cube=0)
+        assert abs(reward) == 1.0
+        opts = {"board": list(START_BOARD)}
+        *_, (_, reward, _, info) = play_cube_game(
+            env, rng, seed=600 + game, options=opts, cube=1, take=0
+        )
+        agent_won = info["winner"] == 0
+        assert abs(reward) == 2 * expected_points(info["board"], agent_won, "standard")
+        turned.add(int(abs(reward)))
+    assert turned != {2}, "random play at a turned cube should produce a gammon"
+
+
+def test_cube_invalid_actions_wrap_or_raise() -> None:
+    opts = {"board": list(START_BOARD)}
+    env = NardEnv(cube=True, opponent="random")
+    env.reset(seed=0, options=opts)
+    _, _, _, _, info = env.step(7)  # 7 % 2 == 1: double (the random opponent takes)
+    assert info["action_wrapped"] and info["cube_value"] == 2
+    strict = NardEnv(cube=True, opponent="random", invalid_action="raise")
+    strict.reset(seed=0, options=opts)
+    with pytest.raises(ValueError, match="not legal in this cube step"):
+        strict.step(2)
+
+
+def test_cube_opponent_must_be_a_network() -> None:
+    with pytest.raises(ValueError, match="must be a network"):
+        NardEnv(cube=True, opponent="random", cube_opponent="pubeval")
+    with pytest.raises(ValueError, match="self-play"):
+        NardEnv(cube=True, opponent="self", cube_opponent="default")
+
+
+def test_self_play_cube_rewards_the_acting_side() -> None:
+    """Self-play: the agent doubles and answers for both seats; a drop costs the dropper."""
+    env = NardEnv(cube=True, opponent="self")
+    _, info = env.reset(seed=2, options={"board": list(START_BOARD)})
+    assert (info["phase"], info["seat"]) == ("cube", 0)
+    _, _, _, _, info = env.step(1)
+    assert (info["phase"], info["seat"]) == ("take", 1)
+    _, reward, terminated, _, info = env.step(1)
+    assert terminated and reward == -1.0 and info["winner"] == 0

@@ -94,3 +94,21 @@ def test_make_perft_reproduces_the_committed_counts(tmp_path: Path) -> None:
     out_file = tmp_path / "perft.jsonl"
     run_script("make_perft.py", "--out", str(out_file), timeout=1800)
     assert out_file.read_text() == (ROOT / "tests" / "data" / "perft.jsonl").read_text()
+
+
+def test_export_checkpoint(tmp_path: Path) -> None:
+    from nard_rl.encoding import get_encoding
+    from nard_rl.network import NetSpec, load_checkpoint, load_network, save_checkpoint
+
+    enc = get_encoding("tesauro198")
+    spec = NetSpec(enc.name, enc.version, enc.size, (8,), "sigmoid", "standard")
+    net = spec.build()
+    import torch
+
+    opt = torch.optim.Adam(net.parameters())
+    src = tmp_path / "src.pt"
+    save_checkpoint(src, net, spec, games=7, step=3, config={"x": 1}, optimizer=opt)
+    run_script("export_checkpoint.py", str(src), str(tmp_path / "dst.pt"))
+    out = load_checkpoint(tmp_path / "dst.pt")
+    assert "optimizer" not in out and out["games"] == 7 and out["config"] == {"x": 1}
+    assert load_network(tmp_path / "dst.pt")[1] == spec
