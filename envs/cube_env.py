@@ -532,10 +532,5 @@ def _as_network(player: Player | None) -> NetworkPlayer | None:
 
 
 def pre_roll_probabilities(player: NetworkPlayer, board: np.ndarray) -> np.ndarray:
-    """The net's five cubeless probabilities for the player on roll of ``board`` (its
-    view), before the roll: encoded with ``on_roll=True``, as ``nard cube`` does."""
-    import torch
-
-    x = torch.from_numpy(player.enc.encode(board.reshape(1, BOARD_SIZE), on_roll=True))
-    with torch.no_grad():
-        return player.net(x.to(player.device))[0].double().cpu().numpy()
+    """The net's five cubeless probabilities for the player on roll of ``board``."""
+    return player.pre_roll_probabilities(board.reshape(1, BOARD_SIZE))[0]

@@ -113,7 +113,13 @@ class NardVectorEnv(VectorEnv):
         invalid_action: InvalidAction = "wrap",
         encode_afterstates: bool = True,
         render_mode: str | None = None,
+        cube: bool = False,
     ) -> None:
+        if cube:
+            raise ValueError(
+                "the vector environment is cubeless; use NardCube-v0 (one game per env) "
+                "for the doubling cube"
+            )
         if render_mode is not None:
             raise ValueError("the vector environment does not render")
         self.num_envs = int(num_envs)

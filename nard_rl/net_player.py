@@ -65,6 +65,13 @@ class NetworkPlayer(Player):
             p = self.net(x)
         return cubeless_equity(p, self.rules).float().cpu().numpy()
 
+    def pre_roll_probabilities(self, boards: np.ndarray) -> np.ndarray:
+        """Five cubeless probabilities of the player on roll of each ``(N, 26)`` board (its
+        view), before rolling: encoded with ``on_roll=True``, the input cube decisions need."""
+        x = torch.from_numpy(self.enc.encode(np.asarray(boards, dtype=np.int8), on_roll=True))
+        with torch.no_grad():
+            return self.net(x.to(self.device)).double().cpu().numpy()
+
     def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
         """The five outcome probabilities of each afterstate (side that just moved)."""
         x = torch.from_numpy(self.enc.encode(afterstates)).to(self.device)

@@ -54,7 +54,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def network_probabilities(position: Position, net: str = "default") -> np.ndarray:
     """The net's five cubeless probabilities for the player on roll, before the roll."""
-    import torch
 
     from nard_rl.net_player import NetworkPlayer, default_checkpoint_path
 
@@ -64,10 +63,7 @@ def network_probabilities(position: Position, net: str = "default") -> np.ndarra
     except (pickle.UnpicklingError, RuntimeError, EOFError) as exc:
         # torch.load's own errors for files that are no checkpoint at all
         raise ValueError(f"{path} is not a readable checkpoint: {exc}".splitlines()[0]) from exc
-    # a pre-roll position: "we" are on roll, and the outputs are our chances
-    x = torch.from_numpy(player.enc.encode(position.array()[None, :], on_roll=True))
-    with torch.no_grad():
-        return player.net(x.to(player.device))[0].double().cpu().numpy()
+    return player.pre_roll_probabilities(position.array()[None, :])[0]
 
 
 def match_from_args(args: argparse.Namespace) -> MatchScore | None:
