@@ -24,8 +24,6 @@ from nard_rl.cube import (
     CubeDecision,
     CubeState,
     Owner,
-    cube_decision,
-    cube_efficiency,
 )
 from nard_rl.engine.game import Game, Phase
 from nard_rl.engine.position import BOARD_SIZE
@@ -424,14 +422,7 @@ class NardCubeEnv(NardEnv):
         owner: Owner = "centered"
         if g.cube_owner is not None:
             owner = "mover" if g.cube_owner == me else "opponent"
-        probs = pre_roll_probabilities(net, np.asarray(board, dtype=np.int8))
-        return cube_decision(
-            probs,
-            CubeState(g.cube_value, owner),
-            match,
-            x=cube_efficiency(board),
-            rules=self.rules,
-        )
+        return net.cube_action(board, CubeState(g.cube_value, owner), match, self.rules)
 
     # -- observations, rewards, info ----------------------------------------------------------
     def _phase(self) -> CubePhase:
@@ -529,8 +520,3 @@ def _as_network(player: Player | None) -> NetworkPlayer | None:
     if module is not None and isinstance(player, module.NetworkPlayer):
         return player
     return None
-
-
-def pre_roll_probabilities(player: NetworkPlayer, board: np.ndarray) -> np.ndarray:
-    """The net's five cubeless probabilities for the player on roll of ``board``."""
-    return player.pre_roll_probabilities(board.reshape(1, BOARD_SIZE))[0]

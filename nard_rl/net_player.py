@@ -7,15 +7,18 @@ spec (``nard agent``, ``nard evaluate``, the environments) takes a checkpoint pa
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from nard_rl.cube import CubeDecision, CubeState, cube_decision, cube_efficiency
 from nard_rl.encoding import get_encoding
 from nard_rl.engine.batch import segment_argmax
 from nard_rl.engine.rules import RuleSet, get_rules
+from nard_rl.met import MatchScore
 from nard_rl.network import EquityNet, NetSpec, cubeless_equity, load_network
 from nard_rl.players.base import Player, register_player_factory
 
@@ -71,6 +74,21 @@ class NetworkPlayer(Player):
         x = torch.from_numpy(self.enc.encode(np.asarray(boards, dtype=np.int8), on_roll=True))
         with torch.no_grad():
             return self.net(x.to(self.device)).double().cpu().numpy()
+
+    def cube_action(
+        self,
+        board: Sequence[int] | np.ndarray,
+        cube: CubeState,
+        match: MatchScore | None = None,
+        rules: RuleSet | str | None = None,
+    ) -> CubeDecision:
+        """The cube decision of the player on roll of ``board`` (its view), before rolling:
+        the net's pre-roll probabilities through ``nard_rl.cube.cube_decision``."""
+        arr = np.asarray(board, dtype=np.int8)
+        probs = self.pre_roll_probabilities(arr[None, :])[0]
+        return cube_decision(
+            probs, cube, match, x=cube_efficiency(arr), rules=get_rules(rules or self.rules)
+        )
 
     def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
         """The five outcome probabilities of each afterstate (side that just moved)."""
