@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "nard_rl.commands.evaluate",
     "nard_rl.commands.hint",
     "nard_rl.commands.cube",
+    "nard_rl.commands.play",
 )
 
 
