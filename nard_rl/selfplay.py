@@ -69,9 +69,18 @@ class SelfPlay:
         self.prev_x = torch.zeros((n_games, encoding.size), dtype=torch.float32, device=device)
         self.has_prev = torch.zeros(n_games, dtype=torch.bool, device=device)
         self.games_finished = 0
+        self._enc_buf = np.empty((0, encoding.size), dtype=np.float32)
 
     def _evaluate(self, net: EquityNet, boards: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
-        x = torch.from_numpy(self.enc.encode(boards)).to(self.device, non_blocking=True)
+        # one encoding buffer, grown as needed and reused every ply (rows that outlive the
+        # ply are copied out by indexing before the next call)
+        m = boards.shape[0]
+        if self._enc_buf.shape[0] < m:
+            self._enc_buf = np.empty(
+                (max(m, 2 * self._enc_buf.shape[0]), self.enc.size), np.float32
+            )
+        enc = self.enc.encode(boards, out=self._enc_buf[:m])
+        x = torch.from_numpy(enc).to(self.device, non_blocking=True)
         with torch.no_grad():
             p = net(x)
         return x, p
