@@ -93,6 +93,8 @@ def train(cfg: Any, run_dir: str | Path | None = None) -> Path:
 
     games_done = 0
     step = 0
+    # every (re)start of the run with its config, so a checkpoint says how it was made
+    history: list[dict[str, Any]] = []
     resume = conf.get("resume")
     if resume:
         path = ckpt_dir / LAST if resume == "auto" else Path(resume)
@@ -108,11 +110,13 @@ def train(cfg: Any, run_dir: str | Path | None = None) -> Path:
             games_done = int(ckpt["games"])
             step = int(ckpt["step"])
             extra = ckpt.get("extra", {})
+            history = list(extra.get("history", [{"from_games": 0, "config": ckpt["config"]}]))
             if "rng" in extra:
                 rng = _restore_rng(extra["rng"])
             if "torch_rng" in extra:
                 torch.set_rng_state(extra["torch_rng"])
             print(f"resumed from {path} at {games_done:,} games")
+    history.append({"from_games": games_done, "config": conf})
 
     from torch.utils.tensorboard import SummaryWriter
 
@@ -128,7 +132,7 @@ def train(cfg: Any, run_dir: str | Path | None = None) -> Path:
         return float(tr["lr"] + (tr["lr_final"] - tr["lr"]) * frac)
 
     def checkpoint(tag: str | None = None) -> Path:
-        extra = {"rng": _rng_state(rng), "torch_rng": torch.get_rng_state()}
+        extra = {"rng": _rng_state(rng), "torch_rng": torch.get_rng_state(), "history": history}
         last = ckpt_dir / LAST
         save_checkpoint(
             last, net, spec, games=games_done, step=step, config=conf, optimizer=opt, extra=extra

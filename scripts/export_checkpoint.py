@@ -16,7 +16,9 @@ from nard_rl.network import load_network, save_checkpoint
 
 def export(src: Path, dst: Path, note: str | None = None) -> None:
     net, spec, ckpt = load_network(src)
-    extra = {"exported_from": src.name}
+    extra: dict[str, object] = {"exported_from": src.name}
+    if "history" in ckpt.get("extra", {}):
+        extra["history"] = ckpt["extra"]["history"]  # every config the run was (re)started with
     if note:
         extra["note"] = note
     save_checkpoint(

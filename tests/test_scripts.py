@@ -112,3 +112,24 @@ def test_export_checkpoint(tmp_path: Path) -> None:
     out = load_checkpoint(tmp_path / "dst.pt")
     assert "optimizer" not in out and out["games"] == 7 and out["config"] == {"x": 1}
     assert load_network(tmp_path / "dst.pt")[1] == spec
+
+
+def test_average_checkpoints(tmp_path: Path) -> None:
+    import torch
+
+    from nard_rl.encoding import get_encoding
+    from nard_rl.network import NetSpec, load_network, save_checkpoint
+
+    enc = get_encoding("tesauro198")
+    spec = NetSpec(enc.name, enc.version, enc.size, (4,), "sigmoid", "standard")
+    torch.manual_seed(0)
+    a, b = spec.build(), spec.build()
+    save_checkpoint(tmp_path / "a.pt", a, spec, games=10, step=1)
+    save_checkpoint(tmp_path / "b.pt", b, spec, games=20, step=2)
+    run_script("average_checkpoints.py", str(tmp_path / "m.pt"), *(
+        str(tmp_path / n) for n in ("a.pt", "b.pt")
+    ))  # fmt: skip
+    m, _, ck = load_network(tmp_path / "m.pt")
+    assert ck["games"] == 20
+    for k, v in m.state_dict().items():
+        assert torch.allclose(v, (a.state_dict()[k] + b.state_dict()[k]) / 2)

@@ -58,6 +58,9 @@ def test_resume_continues_from_the_checkpoint(tmp_path: Path) -> None:
     second = load_checkpoint(train(cfg))
     assert second["games"] >= 100
     assert second["step"] > first["step"]  # counted on from the checkpoint, not from zero
+    history = second["extra"]["history"]
+    assert [h["from_games"] for h in history] == [0, first["games"]]
+    assert history[1]["config"]["resume"] == "auto"
 
 
 def test_same_seed_same_weights(tmp_path: Path) -> None:
