@@ -138,6 +138,7 @@ def atomic_torch_save(obj: dict[str, Any], path: str | Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     try:
+        os.chmod(tmp, 0o644)  # mkstemp makes owner-only files; checkpoints are shared
         with os.fdopen(fd, "wb") as fh:
             torch.save(obj, fh)
             fh.flush()

@@ -145,6 +145,7 @@ def train(cfg: Any, run_dir: str | Path | None = None) -> Path:
                 games=games_done,
                 step=step,
                 config=conf,
+                extra={"history": history},
             )
         return last
 
