@@ -17,9 +17,10 @@ import torch
 from nard_rl.cube import CubeDecision, CubeState, cube_decision, cube_efficiency
 from nard_rl.encoding import get_encoding
 from nard_rl.engine.batch import segment_argmax
+from nard_rl.engine.position import flip_boards
 from nard_rl.engine.rules import RuleSet, get_rules
 from nard_rl.met import MatchScore
-from nard_rl.network import EquityNet, NetSpec, cubeless_equity, load_network
+from nard_rl.network import EquityNet, NetSpec, cubeless_equity, load_network, swap_sides
 from nard_rl.players.base import Player, register_player_factory
 
 DEFAULT_CHECKPOINT = "nard-default.pt"
@@ -70,10 +71,18 @@ class NetworkPlayer(Player):
 
     def pre_roll_probabilities(self, boards: np.ndarray) -> np.ndarray:
         """Five cubeless probabilities of the player on roll of each ``(N, 26)`` board (its
-        view), before rolling: encoded with ``on_roll=True``, the input cube decisions need."""
-        x = torch.from_numpy(self.enc.encode(np.asarray(boards, dtype=np.int8), on_roll=True))
+        view), before rolling: the input cube decisions need.
+
+        Self-play trains the net on afterstates only (the side that just moved, the other
+        side to roll), so a pre-roll position is asked in exactly that form: as the
+        opponent's afterstate (the flipped board, ``on_roll=False``), whose probabilities
+        are then seen from the roller's side.  Encoding it with ``on_roll=True`` instead
+        would feed the net inputs it never saw in training.
+        """
+        opp = flip_boards(np.asarray(boards, dtype=np.int8).reshape(-1, 26))
+        x = torch.from_numpy(self.enc.encode(opp, on_roll=False))
         with torch.no_grad():
-            return self.net(x.to(self.device)).double().cpu().numpy()
+            return swap_sides(self.net(x.to(self.device))).double().cpu().numpy()
 
     def cube_action(
         self,

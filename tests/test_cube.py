@@ -346,14 +346,17 @@ def test_cube_command_json(tiny_net: Path, capsys: pytest.CaptureFixture[str]) -
     out = json.loads(capsys.readouterr().out)
     assert out["board"] == board and out["cube"] == {"value": 2, "owner": "mover"}
     assert out["match"] is None
-    # the net reads the pre-roll position from the view of the player on roll
+    # the net reads the pre-roll position as the opponent's afterstate (what self-play
+    # trains on) and the chances are then seen from the roller's side
     net, spec, _ = load_network(tiny_net)
     from nard_rl.encoding import get_encoding
+    from nard_rl.network import swap_sides
 
     enc = get_encoding(spec.encoding)
-    x = torch.from_numpy(enc.encode(np.array([board], dtype=np.int8), on_roll=True))
+    flipped = np.array([[-board[25 - i] for i in range(26)]], dtype=np.int8)
+    x = torch.from_numpy(enc.encode(flipped, on_roll=False))
     with torch.no_grad():
-        expected = net(x)[0].numpy()
+        expected = swap_sides(net(x))[0].numpy()
     got = np.array([out["probs"][k] for k in PROB_NAMES])
     np.testing.assert_allclose(got, expected, atol=1e-4)
     assert out["decision"] in DECISIONS

@@ -251,10 +251,13 @@ def test_capacity_is_the_proven_bound_and_never_exceeded() -> None:
 # -- the cube variant: NardCube-v0 / Nard-v0 with cube=True ------------------------------
 
 
-def _constant_net(path: Path, win_logit: float) -> str:
+def _constant_net(path: Path, roller_logit: float) -> str:
     """A checkpoint whose five outputs ignore the position: the side on roll wins with
-    probability sigmoid(win_logit), gammons practically never.  With a high logit every
-    side on roll looks a sure winner, so its cube owner doubles and the receiver drops."""
+    probability sigmoid(roller_logit), gammons practically never.  (The net scores the
+    side that just moved, and a pre-roll position is read as the opponent's afterstate,
+    so the head's win logit is the negation.)  With a high logit every side on roll looks
+    a sure winner, so its cube owner doubles and the receiver drops."""
+    win_logit = -roller_logit
     enc = get_encoding("tesauro198")
     spec = NetSpec(enc.name, enc.version, enc.size, (4,), "sigmoid", "standard")
     net = spec.build()
