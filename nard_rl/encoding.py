@@ -3,9 +3,12 @@
 A network estimates the winning chances of "us": the side whose checkers are positive in
 the JSON board (see ``nard_rl.engine.position``).  Training and play evaluate
 *afterstates* (the board just after our move, so the opponent is on roll:
-``on_roll=False``); cube decisions evaluate pre-roll positions with us on roll
-(``on_roll=True``).  Every encoding turns a whole ``(N, 26)`` batch into ``(N, size)``
-float32 inputs in one compiled call, because encoding sits on the hot path of self-play.
+``on_roll=False``).  ``on_roll=True`` encodes a pre-roll position with us on roll, as
+the environments' observations do; the shipped self-play nets never see it, so they
+read a pre-roll position as the opponent's afterstate instead
+(``NetworkPlayer.pre_roll_probabilities``).  Every encoding turns a whole ``(N, 26)``
+batch into ``(N, size)`` float32 inputs in one compiled call, because encoding sits on
+the hot path of self-play.
 
 Both encodings describe the two sides symmetrically (each side's block is computed from
 that side's own view, R3), so ``encode(flip(b), on_roll)`` is ``encode(b, not on_roll)``
