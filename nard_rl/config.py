@@ -44,6 +44,9 @@ class TrainerConfig:
     """Learning rate at the start."""
     lr_final: float = 1e-3
     """Learning rate reached (linearly) at the last game; equal to lr for a constant rate."""
+    td_lambda: float = 0.0
+    """TD(lambda) trace decay.  0: online one-step TD, every game learns each ply (the
+    shipped net); > 0: each finished game's afterstates learn their lambda-returns."""
     loss: str = "mse"
     """mse (TD-Gammon's squared error) or bce (cross-entropy on the five probabilities)."""
     explore: float = 0.0

@@ -56,8 +56,15 @@ class SelfPlay:
         device: torch.device,
         explore: float = 0.0,
         loss: str = "mse",
+        td_lambda: float = 0.0,
     ) -> None:
+        if not 0.0 <= td_lambda <= 1.0:
+            raise ValueError(f"td_lambda must be in [0, 1], got {td_lambda}")
         self.n = n_games
+        self.td_lambda = td_lambda
+        # TD(lambda > 0): each game's afterstates and their values, kept until it ends
+        self._traj_x: list[list[torch.Tensor]] = [[] for _ in range(n_games)]
+        self._traj_v: list[list[np.ndarray]] = [[] for _ in range(n_games)]
         self.enc = encoding
         self.rules = rules
         self.rng = rng
@@ -112,13 +119,16 @@ class SelfPlay:
         final = torch.from_numpy(outcome_probs(gammon, bg)).to(self.device)
         value_now = torch.where(done_t[:, None], final, p_chosen)
 
-        # TD targets: the previous afterstate of each game (the opponent's) learns towards
-        # the value now, seen from its side; a finished game's last afterstate learns the
-        # result itself.
-        xs = [self.prev_x[self.has_prev], x_chosen[done_t]]
-        ts = [swap_sides(value_now[self.has_prev]), final[done_t]]
-        x_upd = torch.cat(xs)
-        t_upd = torch.cat(ts)
+        if self.td_lambda > 0:
+            x_upd, t_upd = self._lambda_targets(x_chosen, value_now, done)
+        else:
+            # TD(0), online: the previous afterstate of each game (the opponent's) learns
+            # towards the value now, seen from its side; a finished game's last afterstate
+            # learns the result itself.
+            xs = [self.prev_x[self.has_prev], x_chosen[done_t]]
+            ts = [swap_sides(value_now[self.has_prev]), final[done_t]]
+            x_upd = torch.cat(xs)
+            t_upd = torch.cat(ts)
         loss_value = 0.0
         if x_upd.shape[0]:
             pred = net(x_upd)
@@ -147,6 +157,46 @@ class SelfPlay:
         finished = int(done.sum())
         self.games_finished += finished
         return PlyStats(loss_value, int(x_upd.shape[0]), finished, int(afters.shape[0]), points)
+
+    def _lambda_targets(
+        self, x_chosen: torch.Tensor, value_now: torch.Tensor, done: np.ndarray
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """TD(lambda), forward view: every afterstate of a game that just ended learns its
+        lambda-return.  Values were taken when the afterstates were chosen (offline
+        lambda-return); the update batch is all finished games' afterstates at once."""
+        values = value_now.detach().float().cpu().numpy()
+        for g in range(self.n):
+            self._traj_x[g].append(x_chosen[g])
+            self._traj_v[g].append(values[g])
+        xs: list[torch.Tensor] = []
+        ts: list[np.ndarray] = []
+        for g in np.flatnonzero(done):
+            xs.append(torch.stack(self._traj_x[g]))
+            ts.append(lambda_returns(np.stack(self._traj_v[g]), self.td_lambda))
+            self._traj_x[g] = []
+            self._traj_v[g] = []
+        if not xs:
+            empty = torch.zeros((0, x_chosen.shape[1]), device=self.device)
+            return empty, torch.zeros((0, 5), device=self.device)
+        return torch.cat(xs), torch.from_numpy(np.concatenate(ts)).to(self.device)
+
+
+def lambda_returns(values: np.ndarray, lam: float) -> np.ndarray:
+    """Lambda-returns of one finished game's afterstates ``(T, 5)``.
+
+    ``values[t]`` is the value of afterstate t from its mover's view; the last row is the
+    result.  Movers alternate, so each step looks at the next one from the other side:
+    ``G[T-1] = values[T-1]`` and ``G[t] = swap((1 - lam) * values[t+1] + lam * G[t+1])``.
+    ``lam = 0`` gives one-step TD targets, ``lam = 1`` the final result (Monte Carlo).
+    """
+    out = np.empty_like(values, dtype=np.float32)
+    out[-1] = values[-1]
+    swap = np.array([3, 4, 1, 2])  # lose gammon/bg <-> win gammon/bg
+    for t in range(values.shape[0] - 2, -1, -1):
+        mix = (1.0 - lam) * values[t + 1] + lam * out[t + 1]
+        out[t, 0] = 1.0 - mix[0]
+        out[t, 1:] = mix[swap]
+    return out
 
 
 def _append_passes(

@@ -123,7 +123,14 @@ def train(cfg: Any, run_dir: str | Path | None = None) -> Path:
     writer = SummaryWriter(str(run / "tb"))
     writer.add_text("config/resolved", "```\n" + json.dumps(conf, indent=2) + "\n```", step)
     sp = SelfPlay(
-        tr["parallel_games"], enc, rules, rng, device, explore=tr["explore"], loss=tr["loss"]
+        tr["parallel_games"],
+        enc,
+        rules,
+        rng,
+        device,
+        explore=tr["explore"],
+        loss=tr["loss"],
+        td_lambda=tr.get("td_lambda", 0.0),
     )
     total = int(tr["games"])
 

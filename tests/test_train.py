@@ -155,3 +155,49 @@ def test_killed_run_resumes(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr[-2000:]
     assert f"resumed from {last} at {games_at_kill:,} games" in out.stdout
     assert load_checkpoint(last)["games"] >= games_at_kill + 100
+
+
+def test_lambda_returns_by_hand() -> None:
+    from nard_rl.selfplay import lambda_returns
+
+    # three afterstates, movers A, B, A; A wins a gammon at the end
+    v = np.array(
+        [
+            [0.6, 0.2, 0.0, 0.1, 0.0],  # A's view after A's first move
+            [0.3, 0.1, 0.0, 0.4, 0.0],  # B's view after B's move
+            [1.0, 1.0, 0.0, 0.0, 0.0],  # result, A's view
+        ],
+        dtype=np.float32,
+    )
+    mc = lambda_returns(v, 1.0)  # Monte Carlo: the result, from each mover's side
+    assert np.allclose(mc[2], [1, 1, 0, 0, 0])
+    assert np.allclose(mc[1], [0, 0, 0, 1, 0])  # B lost a gammon
+    assert np.allclose(mc[0], [1, 1, 0, 0, 0])
+    td0 = lambda_returns(v, 0.0)  # one step: the next value seen from the other side
+    assert np.allclose(td0[1], [0, 0, 0, 1, 0])
+    assert np.allclose(td0[0], [0.7, 0.4, 0.0, 0.1, 0.0])
+    half = lambda_returns(v, 0.5)
+    assert np.allclose(half[0], 0.5 * td0[0] + 0.5 * mc[0])
+
+
+def test_td_lambda_run_trains_on_whole_games(tmp_path: Path) -> None:
+    enc = get_encoding("tesauro198")
+    spec = NetSpec(enc.name, enc.version, enc.size, (8,), "sigmoid", "standard")
+    torch.manual_seed(0)
+    net = spec.build()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    sp = SelfPlay(16, enc, STANDARD, np.random.default_rng(0), torch.device("cpu"), td_lambda=0.7)
+    updates = 0
+    plies = 0
+    while sp.games_finished < 3:
+        st = sp.step(net, opt)
+        plies += 1
+        if st.finished:
+            # every row of a finished game is updated at once, nothing before it ends
+            assert st.updates >= st.finished * 2
+        else:
+            assert st.updates == 0
+        updates += st.updates
+    assert updates > 0 and plies > 10
+    cfg = _smoke_cfg(tmp_path, 30, td_lambda=0.7, final_eval_games=0)
+    assert load_checkpoint(train(cfg))["config"]["trainer"]["td_lambda"] == 0.7
