@@ -1,0 +1,130 @@
+"""Evaluators: the one interface through which players, search, hints and cube decisions
+ask "how good is this afterstate?".
+
+An evaluator maps ``(N, 26)`` int8 afterstates (the mover's view, just after its play,
+the opponent to roll) to ``(N, 5)`` float32 cumulative outcome probabilities
+``[win, win_gammon, win_backgammon, lose_gammon, lose_backgammon]`` from the mover's view.
+
+Whatever does the estimating, finished games (the mover has borne off all 15) are answered
+exactly, so no caller ever depends on a net's guess about a position whose result is
+already on the board.  ``load_evaluator`` builds the evaluator a player spec names.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import torch
+
+from nard_rl.encoding import get_encoding
+from nard_rl.engine.batch import outcomes
+from nard_rl.engine.rules import RuleSet, get_rules
+from nard_rl.network import EquityNet, NetSpec, load_network
+
+__all__ = [
+    "Evaluator",
+    "NetEvaluator",
+    "check_afterstates",
+    "exact_finished",
+    "load_evaluator",
+]
+
+
+@runtime_checkable
+class Evaluator(Protocol):
+    """Outcome probabilities of afterstates (see the module docstring for the views)."""
+
+    rules: RuleSet
+
+    def probabilities(self, afterstates: np.ndarray) -> np.ndarray: ...
+
+
+def check_afterstates(afterstates: np.ndarray) -> np.ndarray:
+    """``afterstates`` as a contiguous ``(N, 26)`` int8 array, or a ValueError saying why not."""
+    arr = np.asarray(afterstates)
+    if arr.ndim != 2 or arr.shape[1] != 26:
+        raise ValueError(f"afterstates must have shape (N, 26), got {arr.shape}")
+    if arr.dtype != np.int8:
+        if arr.size and (arr.min() < -15 or arr.max() > 15):
+            raise ValueError("afterstate entries must lie in -15..15")
+        arr = arr.astype(np.int8)
+    return np.ascontiguousarray(arr)
+
+
+def exact_finished(afterstates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(done, probs)``: which afterstates end the game (the mover bore off its last
+    checker, R21) and their exact outcome rows (a certain win, gammon and backgammon as
+    R25 reads the board).  Rows of unfinished games are zero."""
+    done, gammon, bg = outcomes(afterstates)
+    probs = np.zeros((afterstates.shape[0], 5), dtype=np.float32)
+    probs[done, 0] = 1.0
+    probs[:, 1] = gammon
+    probs[:, 2] = bg
+    return done, probs
+
+
+class NetEvaluator:
+    """One network over every position (finished games still exact)."""
+
+    def __init__(
+        self,
+        net: EquityNet,
+        spec: NetSpec,
+        *,
+        rules: RuleSet | str | None = None,
+        device: torch.device | str = "cpu",
+        name: str = "net",
+    ) -> None:
+        self.net = net.to(device)
+        self.spec = spec
+        self.rules = get_rules(rules or spec.rules)
+        self.device = torch.device(device)
+        self.enc = get_encoding(spec.encoding)
+        self.name = name
+
+    @classmethod
+    def from_checkpoint(
+        cls, path: str | Path, *, rules: RuleSet | str | None = None, device: str = "cpu"
+    ) -> NetEvaluator:
+        net, spec, _ = load_network(path, map_location=device)
+        return cls(net, spec, rules=rules, device=device, name=Path(path).stem)
+
+    def net_probabilities(self, afterstates: np.ndarray) -> np.ndarray:
+        """The raw net output, no exact cases: for callers that have routed already."""
+        if afterstates.shape[0] == 0:
+            return np.zeros((0, 5), dtype=np.float32)
+        x = torch.from_numpy(self.enc.encode(afterstates)).to(self.device)
+        with torch.no_grad():
+            return self.net(x).float().cpu().numpy()
+
+    def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
+        arr = check_afterstates(afterstates)
+        done, probs = exact_finished(arr)
+        live = ~done
+        if live.any():
+            probs[live] = self.net_probabilities(arr[live])
+        return probs
+
+
+def _checkpoint_path(spec: str, rules: RuleSet) -> Path:
+    """``default`` resolves to the shipped net; anything else is a checkpoint path."""
+    if spec == "default":
+        from nard_rl.net_player import default_checkpoint_path
+
+        return default_checkpoint_path()
+    path = Path(spec)
+    if not path.is_file():
+        raise FileNotFoundError(f"evaluator spec {spec!r}: no checkpoint at {path}")
+    return path
+
+
+def load_evaluator(
+    spec: str = "default", *, rules: RuleSet | str = "standard", device: str = "cpu"
+) -> Evaluator:
+    """The evaluator a spec names: ``default`` (the shipped nets) or a checkpoint path."""
+    if not isinstance(spec, str) or not spec:
+        raise ValueError(f"evaluator spec must be a non-empty string, got {spec!r}")
+    rs = get_rules(rules)
+    return NetEvaluator.from_checkpoint(_checkpoint_path(spec, rs), rules=rs, device=device)
