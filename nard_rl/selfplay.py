@@ -10,6 +10,7 @@ ended.  Nothing here steps games one by one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,11 +58,16 @@ class SelfPlay:
         explore: float = 0.0,
         loss: str = "mse",
         td_lambda: float = 0.0,
+        grad_sync: Callable[[torch.nn.Module, int], int] | None = None,
     ) -> None:
+        """``grad_sync(net, rows)`` averages gradients across data-parallel ranks (see
+        ``nard_rl.distributed.DistContext.sync_gradients``); it is called on every ply,
+        also when this rank has nothing to learn, and returns the rows of all ranks."""
         if not 0.0 <= td_lambda <= 1.0:
             raise ValueError(f"td_lambda must be in [0, 1], got {td_lambda}")
         self.n = n_games
         self.td_lambda = td_lambda
+        self.grad_sync = grad_sync
         # TD(lambda > 0): each game's afterstates and their values, kept until it ends
         self._traj_x: list[list[torch.Tensor]] = [[] for _ in range(n_games)]
         self._traj_v: list[list[np.ndarray]] = [[] for _ in range(n_games)]
@@ -130,16 +136,19 @@ class SelfPlay:
             x_upd = torch.cat(xs)
             t_upd = torch.cat(ts)
         loss_value = 0.0
-        if x_upd.shape[0]:
-            pred = net(x_upd)
-            if self.loss_kind == "bce":
-                loss = F.binary_cross_entropy(pred.clamp(1e-6, 1 - 1e-6), t_upd)
-            else:
-                loss = F.mse_loss(pred, t_upd, reduction="sum") / x_upd.shape[0]
+        rows = int(x_upd.shape[0])
+        if rows or self.grad_sync is not None:
             optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
-            loss_value = float(loss.detach())
+            if rows:
+                pred = net(x_upd)
+                if self.loss_kind == "bce":
+                    loss = F.binary_cross_entropy(pred.clamp(1e-6, 1 - 1e-6), t_upd)
+                else:
+                    loss = F.mse_loss(pred, t_upd, reduction="sum") / rows
+                loss.backward()
+                loss_value = float(loss.detach())
+            if self.grad_sync is None or self.grad_sync(net, rows):
+                optimizer.step()
 
         # bookkeeping: finished games restart (R4/R5), the others hand the turn over
         points = 0.0
