@@ -38,9 +38,11 @@ from nard_rl.engine.position import (
     Play,
     Position,
     PositionError,
+    apply_steps,
+    flip_board,
     validate_board,
 )
-from nard_rl.engine.rules import RuleSet, get_rules
+from nard_rl.engine.rules import RuleSet, get_rules, result_points
 
 Clock = Callable[[], float]
 Dice = tuple[int, int]
@@ -264,33 +266,12 @@ def _fixed_resignation(rules: RuleSet) -> bool:
     return not rules.cube
 
 
-def _flip(board: Sequence[int]) -> tuple[int, ...]:
-    return tuple(-board[25 - i] for i in range(26))
-
-
 def _apply_steps(
     board: Sequence[int], steps: Iterable[tuple[int, int]]
 ) -> tuple[tuple[Step, ...], tuple[int, ...]]:
-    """Play steps on a board: the steps in a canonical order with their hits (R10) marked,
-    and the resulting board.  No legality check (the move generator does that).
-
-    Steps are sorted from the highest source point down: that order is always playable
-    (the bar first, R11; a checker lands only below where it came from; moving higher
-    checkers first only helps bearing off, R18/R20), so records and exports do not
-    depend on the order the generator or a player happened to give.
-    """
-    b = list(board)
-    out: list[Step] = []
-    for src, dst in sorted(steps, key=lambda s: (-s[0], -s[1])):
-        hit = dst >= 1 and b[dst] == -1
-        b[src] -= 1
-        if hit:
-            b[dst] = 0
-            b[0] -= 1
-        if dst >= 1:
-            b[dst] += 1
-        out.append(Step(src, dst, hit))
-    return tuple(out), tuple(b)
+    """``position.apply_steps`` with its steps as ``Step`` records."""
+    done, after = apply_steps(board, steps)
+    return tuple(Step(*st) for st in done), after
 
 
 def _raw_steps(raw: np.ndarray) -> list[tuple[int, int]]:
@@ -534,7 +515,7 @@ class Game:
         self._phase = Phase.MOVE
 
     def _pass_turn(self, mover_board: tuple[int, ...]) -> None:
-        self._board = _flip(mover_board)
+        self._board = flip_board(mover_board)
         self._player = 1 - self._player
         self._dice = None
         self._plays = []
@@ -565,13 +546,22 @@ class Game:
             self._pass_turn(play.board)
         return event
 
+    def find_play(self, choice: str | Position | Sequence[int]) -> Play:
+        """The legal play ``choice`` names (as ``play`` accepts it), without committing it:
+        a chouette team records its members' suggestions (R35) before the captain commits."""
+        self._require("look up a play", Phase.MOVE)
+        return self._plays[self._find_play(choice)]
+
     def _find_play(self, choice: str | Position | Sequence[int]) -> int:
         assert self._dice is not None
         roll = f"{self._dice[0]}-{self._dice[1]}"
         if isinstance(choice, str):
             steps = _parse_move(choice)
-            if steps is not None:
-                after = _apply_steps(self._board, steps)[1]
+            try:
+                after = None if steps is None else apply_steps(self._board, steps)[1]
+            except PositionError:  # a step from a point without a checker of the mover
+                after = None
+            if after is not None:
                 for i, p in enumerate(self._plays):
                     if p.board == after:
                         return i
@@ -692,9 +682,9 @@ class Game:
     def _multiplier(self, kind: ResultKind) -> int:
         """R25/R26/R28 values; R32 Jacoby makes every win single in money play while the
         cube has not been turned."""
-        if self.rules.jacoby and self.match_length == 0 and self.cube_owner is None:
-            return 1
-        return self.rules.result_value(kind is not ResultKind.SINGLE, kind is ResultKind.BACKGAMMON)
+        turned = self.match_length > 0 or self.cube_owner is not None  # R33: no Jacoby
+        gammon, backgammon = kind is not ResultKind.SINGLE, kind is ResultKind.BACKGAMMON
+        return int(result_points(self.rules, gammon, backgammon, cube_turned=turned))
 
     def _finish_bear_off(self, board: tuple[int, ...]) -> None:
         """R21 and R25: gammon if the loser bore off none, backgammon if also a loser's
