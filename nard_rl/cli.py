@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "nard_rl.commands.hint",
     "nard_rl.commands.cube",
     "nard_rl.commands.play",
+    "nard_rl.commands.chouette",
 )
 
 
