@@ -33,7 +33,7 @@ every decision; it is the one loop the terminal command and the tests share.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Protocol
@@ -616,40 +616,62 @@ class Seat(Protocol):
         ...
 
 
-def drive(game: ChouetteGame, seats: Sequence[Seat]) -> ChouetteGame:
-    """Play ``game`` to its end, asking ``seats[player]`` for each of its decisions."""
+def drive(
+    game: ChouetteGame, seats: Sequence[Seat], log: Callable[[str], None] | None = None
+) -> ChouetteGame:
+    """Play ``game`` to its end, asking ``seats[player]`` for each of its decisions;
+    ``log`` receives one line per action (for people watching)."""
     if len(seats) != len(game.names):
         raise ValueError(f"one seat per player: {len(game.names)} players, {len(seats)} seats")
+    say = log if log is not None else (lambda text: None)
+    n = game.names
     while not game.is_over:
         phase = game.phase
         if phase is ChouettePhase.OPENING:
-            game.roll()
+            d = game.roll()
+            say(f"opening roll: box {n[game.box]} {d[0]}, captain {n[game.captain]} {d[1]}")
         elif phase is ChouettePhase.ROLL_OR_DOUBLE:
             deciders = [game.box] if game.box_on_roll else game.active
             for p in deciders:
                 if game.can_double(p) and seats[p].wants_double(game, p):
-                    game.double(p)
+                    action = game.double(p)
+                    verb = "doubles" if p == game.box else "proposes a team double"
+                    say(f"{n[p]} {verb} to {action.cube}")
                     break
             else:
-                game.roll()
+                roller = game.box if game.box_on_roll else game.captain
+                d = game.roll()
+                moved = game.phase is not ChouettePhase.MOVE
+                say(f"{n[roller]} rolls {d[0]}-{d[1]}" + (": no legal play" if moved else ""))
         elif phase is ChouettePhase.TEAM_VOTE:
             member = game.awaiting()[0]
-            game.vote(member, seats[member].agrees_double(game, member))
+            agree = seats[member].agrees_double(game, member)
+            game.vote(member, agree)
+            say(f"{n[member]} {'agrees' if agree else 'vetoes (R37)'}")
         elif phase in (ChouettePhase.BOX_ANSWER, ChouettePhase.MEMBER_ANSWERS):
             p = game.awaiting()[0]
             if seats[p].takes(game, p):
                 game.take(p)
+                say(f"{n[p]} takes")
             else:
                 game.drop(p)
+                say(f"{n[p]} passes")
         elif phase is ChouettePhase.MOVE:
             if game.box_on_roll:
-                game.play(seats[game.box].choose_play(game, game.box), by=game.box)
+                play = game.play(seats[game.box].choose_play(game, game.box), by=game.box)
+                say(f"{n[game.box]} (box) plays {play.move}")
                 continue
             captain = game.captain
             for m in game.active:
                 if m != captain:
-                    game.suggest(m, seats[m].choose_play(game, m))
-            game.play(seats[captain].choose_play(game, captain), by=captain)
+                    play = game.suggest(m, seats[m].choose_play(game, m))
+                    say(f"{n[m]} suggests {play.move}")
+            play = game.play(seats[captain].choose_play(game, captain), by=captain)
+            say(f"{n[captain]} (captain) plays {play.move}")
+    result = game.result
+    assert result is not None
+    pay = " ".join(f"{n[p]} {v:+d}" for p, v in game.settlement.items())
+    say(f"{game.winner} wins ({result.kind.name.lower()}, {result.reason.value}): {pay}")
     return game
 
 
