@@ -85,7 +85,7 @@ def register_player_factory(name: str, factory: PlayerFactory | Callable[..., Pl
 
 def _choices() -> str:
     extra = sorted(set(_FACTORIES) - {"checkpoint"})
-    names = [*BUILTIN_SPECS, *extra, "default", "PATH.pt"]
+    names = [*BUILTIN_SPECS, *extra, "default", "default:PLY", "PATH.pt", "PATH.pt:PLY"]
     return ", ".join(names)
 
 
@@ -99,9 +99,31 @@ def _load_network_factory() -> PlayerFactory | Callable[..., Player] | None:
     return _FACTORIES.get("checkpoint")
 
 
+def split_ply(spec: str) -> tuple[str, int | None]:
+    """``NAME:PLY`` -> ``(NAME, PLY)``; a spec without ``:`` -> ``(spec, None)``.
+
+    The one parser of the optional search depth of a spec (``default:1``, ``x.pt:2``);
+    the range a player accepts is checked by the player itself.
+    """
+    name, sep, arg = spec.strip().rpartition(":")
+    if not sep:
+        return spec.strip(), None
+    if not arg.isdigit():
+        raise ValueError(f"the ply after ':' must be a whole number >= 0, got {arg!r} in {spec!r}")
+    return name, int(arg)
+
+
+def is_checkpoint_spec(spec: str) -> bool:
+    """A network spec: ``default`` or a path ending in ``.pt``, optionally with ``:PLY``."""
+    text = spec.strip()
+    name = text.rpartition(":")[0] if ":" in text else text
+    return name == "default" or name.endswith(".pt")
+
+
 def make_player(spec: str, *, rules: RuleSet | str = "standard", seed: int | None = None) -> Player:
     """Build a player from a spec: ``random``, ``pubeval``, ``gnubg``, ``gnubg:PLY``, a
-    checkpoint (``PATH.pt`` or ``default``) or any registered factory name."""
+    checkpoint (``PATH.pt`` or ``default``, optionally searching ``:PLY`` deep, e.g.
+    ``default:1``) or any registered factory name."""
     ruleset = get_rules(rules)
     text = spec.strip()
     head, _, arg = text.partition(":")
@@ -119,7 +141,7 @@ def make_player(spec: str, *, rules: RuleSet | str = "standard", seed: int | Non
         if arg and not arg.isdigit():
             raise ValueError(f"gnubg ply must be a whole number, got {arg!r} in {spec!r}")
         return GnubgPlayer(ply=int(arg) if arg else 0, rules=ruleset, seed=seed)
-    if text.endswith(".pt") or text == "default":
+    if is_checkpoint_spec(text):
         factory = _FACTORIES.get("checkpoint") or _load_network_factory()
         if factory is None:
             raise ValueError(
