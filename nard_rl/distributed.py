@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import math
 import multiprocessing
 import os
@@ -289,6 +290,69 @@ def init_distributed(device: str = "auto", env: dict[str, str] | None = None) ->
         backend=backend,
         owns_group=owns,
     )
+
+
+# --- random streams in checkpoints ------------------------------------------------------
+
+
+def numpy_rng_state(rng: np.random.Generator) -> dict[str, Any]:
+    """A generator's state with its 128-bit integers as strings (``weights_only``-safe)."""
+    st = rng.bit_generator.state
+    return json.loads(json.dumps(st, default=str), parse_int=str)
+
+
+def numpy_rng_from_state(state: dict[str, Any]) -> np.random.Generator:
+    def ints(o: Any) -> Any:
+        if isinstance(o, dict):
+            return {k: ints(v) for k, v in o.items()}
+        if isinstance(o, str) and o.lstrip("-").isdigit():
+            return int(o)
+        return o
+
+    rng = np.random.default_rng()
+    rng.bit_generator.state = ints(state)
+    return rng
+
+
+def rng_checkpoint(ctx: DistContext, rng: np.random.Generator) -> dict[str, Any]:
+    """Every random state a resumed run needs; a collective (all ranks call it).
+
+    ``rng`` is rank 0's dice stream (what single-process checkpoints always held),
+    ``rank_rngs`` every rank's, ``torch_rng`` the CPU generator and ``cuda_rng`` the
+    generator of this rank's GPU when it trains on one.
+    """
+    states = ctx.gather_objects(numpy_rng_state(rng))
+    out: dict[str, Any] = {
+        "rng": states[0],
+        "rank_rngs": states,
+        "torch_rng": torch.get_rng_state(),
+    }
+    if ctx.device.type == "cuda":
+        out["cuda_rng"] = torch.cuda.get_rng_state(ctx.device)
+    return out
+
+
+def restore_rngs(
+    extra: dict[str, Any], ctx: DistContext, seed: int, games: int
+) -> np.random.Generator:
+    """This rank's dice stream from a checkpoint's ``extra``, and torch's generators.
+
+    Works whatever device or number of ranks wrote the checkpoint: rank r continues the
+    r-th saved stream, a rank beyond the saved ones starts a fresh stream of its own
+    (``rank_rng(seed, r, games)``), and torch states are moved to the CPU before being set
+    (``torch.set_rng_state`` takes a CPU byte tensor, whatever ``map_location`` loaded
+    it on).  The CUDA state is restored only when this rank trains on a GPU.
+    """
+    saved = extra.get("rank_rngs") or ([extra["rng"]] if "rng" in extra else [])
+    if ctx.rank < len(saved):
+        rng = numpy_rng_from_state(saved[ctx.rank])
+    else:
+        rng = rank_rng(seed, ctx.rank, games)
+    if "torch_rng" in extra:
+        torch.set_rng_state(torch.as_tensor(extra["torch_rng"]).cpu())
+    if "cuda_rng" in extra and ctx.device.type == "cuda":
+        torch.cuda.set_rng_state(torch.as_tensor(extra["cuda_rng"]).cpu(), ctx.device)
+    return rng
 
 
 # --- sharding independent work ----------------------------------------------------------

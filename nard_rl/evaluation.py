@@ -9,6 +9,7 @@ All games advance together; each player sees one batch per ply.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable
@@ -69,33 +70,118 @@ def play_match(
     progress: Callable[[int], None] | None = None,
     name_a: str | None = None,
     name_b: str | None = None,
+    shard: bool = False,
 ) -> MatchResult:
     """Play ``games`` (rounded up to an even number) cubeless games between two players.
 
     ``player_a``/``player_b`` implement ``choose_batch(boards, dice, afterstates, offsets)``.
-    ``progress`` is called with the number of games finished so far.
+    ``progress`` is called with the number of games finished so far.  ``shard=True``
+    splits the pairs across the ranks of a ``torch.distributed`` job (every rank calls
+    this with its own copy of the players; all get the same, single-process result).
     """
     r = get_rules(rules)
     pairs = max(1, math.ceil(games / 2))
-    pair_points = np.zeros(pairs, dtype=np.float64)
-    points_a: list[np.ndarray] = []
     t0 = time.perf_counter()
-    done_games = 0
-    for lo in range(0, pairs, batch_pairs):
-        k = min(batch_pairs, pairs - lo)
-        pts = _play_block(player_a, player_b, np.arange(lo, lo + k, dtype=np.uint64), seed, r)
-        pair_points[lo : lo + k] = (pts[:k] + pts[k:]) / 2.0
-        points_a.append(pts)
-        done_games += 2 * k
+    play = functools.partial(
+        play_pairs, player_a, player_b, seed=seed, rules=r, batch_pairs=batch_pairs
+    )
+    if shard:
+        points = play_pairs_sharded(play, pairs, batch_pairs=batch_pairs, progress=progress)
+    else:
+        points = play(0, pairs, progress=progress)
+    return match_result(
+        points,
+        name_a=name_a or getattr(player_a, "name", "A"),
+        name_b=name_b or getattr(player_b, "name", "B"),
+        seed=seed,
+        rules=r,
+        elapsed=time.perf_counter() - t0,
+    )
+
+
+def play_pairs(
+    player_a: object,
+    player_b: object,
+    lo: int,
+    hi: int,
+    *,
+    seed: int,
+    rules: RuleSet | str = "standard",
+    batch_pairs: int = 512,
+    progress: Callable[[int], None] | None = None,
+) -> np.ndarray:
+    """Points for A of the duplicate pairs ``lo..hi-1``: ``(2, hi - lo)``, row 0 with A
+    moving first, row 1 with B first.
+
+    Pairs are played in blocks of ``batch_pairs`` counted from pair 0, so a range starting
+    on a block boundary batches its games exactly as the whole match does: network
+    players then see the same batches and choose bit for bit the same plays.
+    """
+    if not 0 <= lo <= hi:
+        raise ValueError(f"pair range must satisfy 0 <= lo <= hi, got {lo}..{hi}")
+    if batch_pairs < 1 or lo % batch_pairs:
+        raise ValueError(f"lo={lo} must be a multiple of batch_pairs={batch_pairs} (>= 1)")
+    r = get_rules(rules)
+    out = np.zeros((2, hi - lo), dtype=np.float64)
+    for b in range(lo, hi, batch_pairs):
+        k = min(batch_pairs, hi - b)
+        pts = _play_block(player_a, player_b, np.arange(b, b + k, dtype=np.uint64), seed, r)
+        out[0, b - lo : b - lo + k] = pts[:k]
+        out[1, b - lo : b - lo + k] = pts[k:]
         if progress is not None:
-            progress(done_games)
-    elapsed = time.perf_counter() - t0
-    allp = np.concatenate(points_a)
+            progress(2 * (b - lo + k))
+    return out
+
+
+def _play_blocks(
+    play: Callable[[int, int], np.ndarray], pairs: int, batch_pairs: int, lo: int, hi: int
+) -> np.ndarray:
+    return play(lo * batch_pairs, min(hi * batch_pairs, pairs))
+
+
+def play_pairs_sharded(
+    play: Callable[[int, int], np.ndarray],
+    pairs: int,
+    *,
+    batch_pairs: int,
+    workers: int = 1,
+    progress: Callable[[int], None] | None = None,
+) -> np.ndarray:
+    """``play(lo, hi)`` (``play_pairs`` with its players bound) over pairs ``0..pairs-1``,
+    split in whole blocks across the ranks of a ``torch.distributed`` job or ``workers``
+    local processes (``play`` picklable then), merged in pair order: the same array as
+    ``play(0, pairs)`` in one process.  ``progress`` gets this process's games done."""
+    from nard_rl.distributed import map_shards
+
+    blocks = math.ceil(pairs / batch_pairs)
+    parts = map_shards(
+        functools.partial(_play_blocks, play, pairs, batch_pairs),
+        blocks,
+        workers=workers,
+        progress=None if progress is None else lambda k: progress(2 * min(pairs, k * batch_pairs)),
+    )
+    return np.concatenate(parts, axis=1)
+
+
+def match_result(
+    points: np.ndarray,
+    *,
+    name_a: str,
+    name_b: str,
+    seed: int,
+    rules: RuleSet | str,
+    elapsed: float,
+) -> MatchResult:
+    """The statistics of a match from its ``(2, pairs)`` points (see ``play_pairs``)."""
+    r = get_rules(rules)
+    pairs = points.shape[1]
+    pair_points = (points[0] + points[1]) / 2.0
+    allp = points.reshape(-1)
     n = allp.size
     ci = 1.96 * float(pair_points.std(ddof=1)) / math.sqrt(pairs) if pairs > 1 else float("inf")
     return MatchResult(
-        player_a=name_a or getattr(player_a, "name", "A"),
-        player_b=name_b or getattr(player_b, "name", "B"),
+        player_a=name_a,
+        player_b=name_b,
         games=n,
         ppg=float(allp.mean()),
         ci95=ci,
