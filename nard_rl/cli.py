@@ -21,7 +21,9 @@ COMMAND_MODULES = (
     "nard_rl.commands.hint",
     "nard_rl.commands.cube",
     "nard_rl.commands.play",
+    "nard_rl.commands.serve",
     "nard_rl.commands.chouette",
+    "nard_rl.commands.pipeline",
 )
 
 
@@ -52,9 +54,9 @@ def build_parser(commands: dict[str, object]) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     commands = _load_commands()
-    # Hydra owns the argument syntax of `nard train key=value ...`.
-    if argv and argv[0] == "train" and "train" in commands:
-        return int(commands["train"].run_hydra(argv[1:]))  # type: ignore[attr-defined]
+    # Hydra owns the argument syntax of `nard train key=value ...` (and `nard pipeline`).
+    if argv and argv[0] in ("train", "pipeline") and argv[0] in commands:
+        return int(commands[argv[0]].run_hydra(argv[1:]))  # type: ignore[attr-defined]
     parser = build_parser(commands)
     args = parser.parse_args(argv)
     if args.command is None:

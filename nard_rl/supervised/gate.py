@@ -1,0 +1,77 @@
+"""Accept a new generation only when it measurably beats the previous one.
+
+A fit lowers the held-out loss almost always, yet lower loss on the teacher's labels does
+not guarantee better play; games decide.  The candidate plays the previous generation in
+duplicate-dice games (``nard_rl.evaluation.play_match``), and is accepted only if its
+points per game exceed ``sigmas`` standard errors (over dice pairs), so a generation that
+is merely as good, or better by luck, never replaces its parent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from nard_rl.evaluation import play_match
+from nard_rl.players.base import make_player
+
+
+@dataclass
+class GateConfig:
+    """How a candidate generation is judged against its parent."""
+
+    games: int = 10_000
+    """Games of the duplicate-dice match (rounded up to an even number)."""
+    sigmas: float = 2.0
+    """Required margin in standard errors of the mean points per game."""
+    seed: int = 4242
+    """Dice seed of the gate match; each generation adds its number, so the gates of
+    successive generations see different dice."""
+    ply: int = 0
+    """Search depth of both players in the gate match."""
+
+
+def gate(
+    candidate: str | Path,
+    previous: str | Path,
+    cfg: GateConfig,
+    *,
+    rules: str = "standard",
+    generation: int = 0,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Play the match; returns its figures and ``accepted``."""
+    if cfg.games < 2 or cfg.sigmas < 0:
+        raise ValueError(f"bad gate settings: {cfg}")
+    suffix = f":{cfg.ply}" if cfg.ply else ""
+    a = make_player(f"{candidate}{suffix}", rules=rules)
+    b = make_player(f"{previous}{suffix}", rules=rules)
+    bar = tqdm(total=cfg.games, unit="game", desc="gate", disable=not progress)
+    try:
+        res = play_match(
+            a,
+            b,
+            cfg.games,
+            seed=cfg.seed + generation,
+            rules=rules,
+            batch_pairs=256,
+            progress=lambda done: bar.update(done - bar.n),
+            name_a="candidate",
+            name_b="previous",
+        )
+    finally:
+        bar.close()
+        a.close()
+        b.close()
+    se = res.ci95 / 1.96
+    out = res.to_dict()
+    out.update(
+        se=se,
+        margin=cfg.sigmas * se,
+        accepted=bool(res.ppg > cfg.sigmas * se),
+        gate=asdict(cfg),
+    )
+    return out

@@ -1,0 +1,422 @@
+"""Collect decisions by noisy self-play and label their best candidates, in shards.
+
+A *decision* is a position before the move (mover on roll, mover's view) with its roll.
+Collection plays the current net against itself at 0-ply with a little noise (Gaussian
+noise on each candidate's equity, plus a few uniformly random plays), so the positions
+are the ones the net really reaches, with enough variety to correct its own mistakes.
+
+Labelling ranks a decision's candidates at 0-ply and labels the best ``top_k`` of them
+(within ``window`` of the best) with a stronger estimate: the current evaluator's n-ply
+search (``nard_rl.search.Search.afterstate_probs``), or a truncated rollout.  Labelling
+several candidates of one decision is how positions where 0-ply and the search disagree
+are found without extra cost: the search's favourite is known once its candidates are
+labelled, and such decisions are flagged (``disagree``) so that fitting can over-sample
+them.  Every labelled row is an afterstate (mover's view, opponent to roll) with five
+cumulative probabilities from the mover's view, the format the evaluators answer in.
+
+Work is split into numbered shards, each a pure function of ``(seed, generation,
+shard)``: ``label_shard(k, K)`` does the shards ``i`` with ``i % K == k``, skipping the
+ones already on disk, and writes each atomically, so a killed run loses at most the shard
+in progress and several processes (or ranks) can share one generation's folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from nard_rl.engine.batch import outcomes, roll_dice, segment_argmax, start_boards
+from nard_rl.engine.movegen import legal_afterstates_batch
+from nard_rl.engine.position import flip_boards
+from nard_rl.engine.rules import cubeless_equity, swap_sides
+from nard_rl.evaluation import pair_dice
+from nard_rl.evaluator import Evaluator, exact_finished
+from nard_rl.selfplay import _append_passes
+
+SHARD_PATTERN = "shard_{:05d}.npz"
+SHARD_FIELDS = ("boards", "probs", "probs0", "decision", "rank0", "disagree")
+
+
+@dataclass
+class LabelConfig:
+    """How one generation's positions are collected and labelled (see the module doc)."""
+
+    shards: int = 50
+    """Shards per generation; each is collected and labelled independently."""
+    decisions_per_shard: int = 2000
+    """Decisions (positions with a roll and at least ``min_plays`` plays) per shard."""
+    method: str = "ply"
+    """ply (the evaluator's n-ply search) or rollout (truncated rollouts)."""
+    ply: int = 1
+    """Search depth of the labels (method=ply)."""
+    top_k: int = 2
+    """Best candidates of each decision (by 0-ply equity) that get labelled."""
+    window: float = 0.16
+    """Only candidates within this equity of the 0-ply best are labelled (the best always)."""
+    noise: float = 0.05
+    """Standard deviation of the Gaussian noise added to equities during collection."""
+    explore: float = 0.02
+    """Probability of a uniformly random play during collection."""
+    sample: float = 0.25
+    """Probability that a self-play decision is kept (decorrelates one game's positions)."""
+    min_plays: int = 2
+    """Decisions with fewer legal plays are skipped (a forced play teaches no ranking)."""
+    parallel_games: int = 256
+    """Self-play games in flight during collection."""
+    chunk: int = 64
+    """Decisions labelled per batch (bounds memory: 1-ply expands each by ~21 x 20 rows)."""
+    rollout_trials: int = 16
+    """Rollouts per candidate (method=rollout)."""
+    rollout_horizon: int = 8
+    """Plies of each truncated rollout before the evaluator judges the position."""
+
+
+# ---------------------------------------------------------------------------------------
+# the 21 distinct rolls and how often each comes up
+
+
+def _distinct_rolls() -> tuple[np.ndarray, np.ndarray]:
+    rolls = [(a, b) for a in range(1, 7) for b in range(a, 7)]
+    weights = [1.0 / 36.0 if a == b else 2.0 / 36.0 for a, b in rolls]
+    return np.array(rolls, dtype=np.int8), np.array(weights, dtype=np.float64)
+
+
+ROLLS, ROLL_WEIGHTS = _distinct_rolls()
+
+
+def _greedy(
+    evaluator: Evaluator, boards: np.ndarray, dice: np.ndarray, waste_rule: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each position's 0-ply best afterstate and its probabilities (mover's view).
+
+    A position without a legal play keeps its board (R16)."""
+    afters, offsets = legal_afterstates_batch(boards, dice, waste_rule)
+    nomove = np.diff(offsets) == 0
+    if nomove.any():
+        afters, offsets = _append_passes(afters, offsets, boards, nomove)
+    probs = evaluator.probabilities(afters)
+    rows = offsets[:-1] + segment_argmax(cubeless_equity(probs, evaluator.rules), offsets)
+    return afters[rows], probs[rows]
+
+
+def _one_ply(evaluator: Evaluator, afterstates: np.ndarray) -> np.ndarray:
+    """1-ply probabilities of afterstates, for as long as ``nard_rl.search`` is absent: the
+    opponent's 0-ply best reply to each of the 21 rolls, averaged with the rolls' weights."""
+    n = afterstates.shape[0]
+    done, out = exact_finished(afterstates)
+    live = np.flatnonzero(~done)
+    if live.size:
+        opp = np.repeat(flip_boards(afterstates[live]), len(ROLLS), axis=0)
+        dice = np.tile(ROLLS, (live.size, 1))
+        _, reply = _greedy(evaluator, opp, dice, evaluator.rules.waste_rule)
+        mine = swap_sides(reply).reshape(live.size, len(ROLLS), 5)
+        out[live] = np.einsum("nrk,r->nk", mine, ROLL_WEIGHTS).astype(np.float32)
+    assert out.shape == (n, 5)
+    return out
+
+
+def truncated_rollout(
+    evaluator: Evaluator,
+    afterstates: np.ndarray,
+    groups: np.ndarray,
+    *,
+    trials: int,
+    horizon: int,
+    seed: int,
+) -> np.ndarray:
+    """Mean outcome of ``trials`` 0-ply rollouts of each afterstate, cut after ``horizon``
+    plies and judged by the evaluator there (mover's view).
+
+    Variance reduction: common random numbers.  Every candidate of one group (decision)
+    is rolled out on the same dice streams, a pure function of ``(seed, group, trial,
+    ply)``, so the luck that would blur the difference between two candidates of one
+    decision (what the labels must rank) is shared by both and cancels in that difference.
+    """
+    afterstates = np.ascontiguousarray(afterstates, dtype=np.int8)
+    n = afterstates.shape[0]
+    if groups.shape != (n,):
+        raise ValueError(f"groups must have shape ({n},), got {groups.shape}")
+    if trials < 1 or horizon < 0:
+        raise ValueError(f"need trials >= 1 and horizon >= 0, got {trials}, {horizon}")
+    waste = evaluator.rules.waste_rule
+    rows = n * trials
+    streams = (np.repeat(groups.astype(np.uint64), trials) * np.uint64(trials)) + np.tile(
+        np.arange(trials, dtype=np.uint64), n
+    )
+    last = np.repeat(afterstates, trials, axis=0)  # last mover's afterstate
+    root_moved = np.ones(rows, dtype=bool)  # did the root mover make the last move
+    result = np.zeros((rows, 5), dtype=np.float32)
+    done0, p_done0 = exact_finished(last)
+    result[done0] = p_done0[done0]
+    alive = ~done0
+    for ply in range(horizon):
+        idx = np.flatnonzero(alive)
+        if idx.size == 0:
+            break
+        dice = pair_dice(seed, streams[idx], ply + 1)
+        chosen, _ = _greedy(evaluator, flip_boards(last[idx]), dice, waste)
+        last[idx] = chosen
+        root_moved[idx] = ~root_moved[idx]
+        over, p_over = exact_finished(chosen)
+        if over.any():
+            fin = idx[over]
+            p = p_over[over]
+            result[fin] = np.where(root_moved[fin, None], p, swap_sides(p))
+            alive[fin] = False
+    idx = np.flatnonzero(alive)
+    if idx.size:
+        p = evaluator.probabilities(last[idx])
+        result[idx] = np.where(root_moved[idx, None], p, swap_sides(p))
+    return result.reshape(n, trials, 5).mean(axis=1).astype(np.float32)
+
+
+def make_labeller(
+    evaluator: Evaluator, cfg: LabelConfig, seed: int = 0
+) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """``label(afterstates, groups) -> (N, 5)``: the configured stronger estimate.
+
+    ``method=ply`` uses ``nard_rl.search.Search`` (depth ``cfg.ply``); ``method=rollout``
+    uses ``truncated_rollout``, whose dice depend on ``groups`` (decision ids).
+    """
+    if cfg.method == "rollout":
+
+        def rollout(afters: np.ndarray, groups: np.ndarray) -> np.ndarray:
+            return truncated_rollout(
+                evaluator,
+                afters,
+                groups,
+                trials=cfg.rollout_trials,
+                horizon=cfg.rollout_horizon,
+                seed=seed,
+            )
+
+        return rollout
+    if cfg.method != "ply":
+        raise ValueError(f"label method must be 'ply' or 'rollout', got {cfg.method!r}")
+    if cfg.ply < 0:
+        raise ValueError(f"label ply must be >= 0, got {cfg.ply}")
+    search = _search(evaluator)
+    if search is not None:
+        return lambda afters, groups: np.asarray(
+            search.afterstate_probs(afters, ply=cfg.ply), dtype=np.float32
+        )
+    if cfg.ply == 0:
+        return lambda afters, groups: evaluator.probabilities(afters)
+    if cfg.ply == 1:
+        return lambda afters, groups: _one_ply(evaluator, afters)
+    raise ValueError(f"ply {cfg.ply} labels need nard_rl.search, which is not available")
+
+
+def _search(evaluator: Evaluator) -> Any | None:
+    try:
+        from nard_rl.search import Search
+    except ModuleNotFoundError as exc:
+        if exc.name != "nard_rl.search":
+            raise
+        return None
+    return Search(evaluator)
+
+
+# ---------------------------------------------------------------------------------------
+# collection
+
+
+def collect_decisions(
+    evaluator: Evaluator, n: int, rng: np.random.Generator, cfg: LabelConfig
+) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` decisions ``(boards (n, 26), dice (n, 2))`` from noisy 0-ply self-play."""
+    if n < 1:
+        raise ValueError(f"need at least one decision, got {n}")
+    rules = evaluator.rules
+    g = cfg.parallel_games
+    boards = start_boards(g)
+    opening = np.ones(g, dtype=bool)
+    kept_b: list[np.ndarray] = []
+    kept_d: list[np.ndarray] = []
+    total = 0
+    while total < n:
+        dice = roll_dice(rng, g, opening)
+        afters, offsets = legal_afterstates_batch(boards, dice, rules.waste_rule)
+        counts = np.diff(offsets)
+        keep = (counts >= cfg.min_plays) & (rng.random(g) < cfg.sample)
+        if keep.any():
+            kept_b.append(boards[keep].copy())
+            kept_d.append(dice[keep].copy())
+            total += int(keep.sum())
+        nomove = counts == 0
+        if nomove.any():
+            afters, offsets = _append_passes(afters, offsets, boards, nomove)
+            counts = np.diff(offsets)
+        eq = cubeless_equity(evaluator.probabilities(afters), rules)
+        if cfg.noise > 0:
+            eq = eq + rng.normal(0.0, cfg.noise, size=eq.shape)
+        local = segment_argmax(eq, offsets)
+        if cfg.explore > 0:
+            wild = rng.random(g) < cfg.explore
+            local[wild] = (rng.random(int(wild.sum())) * counts[wild]).astype(np.int64)
+        chosen = afters[offsets[:-1] + local]
+        over, _, _ = outcomes(chosen)
+        boards = flip_boards(chosen)
+        boards[over] = start_boards(int(over.sum()))
+        opening = over
+    return np.concatenate(kept_b)[:n], np.concatenate(kept_d)[:n]
+
+
+# ---------------------------------------------------------------------------------------
+# labelling
+
+
+def label_decisions(
+    evaluator: Evaluator,
+    labeller: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    boards: np.ndarray,
+    dice: np.ndarray,
+    cfg: LabelConfig,
+    first_id: int = 0,
+) -> dict[str, np.ndarray]:
+    """Label the best candidates of each decision; the rows of a shard (``SHARD_FIELDS``).
+
+    ``decision`` numbers the decisions from ``first_id``; ``rank0`` is a row's 0-ply
+    rank within its decision (0 = the 0-ply choice); ``disagree`` flags every row of a
+    decision whose labels prefer another candidate than 0-ply does.
+    """
+    afters, offsets = legal_afterstates_batch(boards, dice, evaluator.rules.waste_rule)
+    p0 = evaluator.probabilities(afters)
+    eq0 = cubeless_equity(p0, evaluator.rules)
+    rows: list[int] = []
+    dec: list[int] = []
+    rank: list[int] = []
+    for i in range(boards.shape[0]):
+        lo, hi = int(offsets[i]), int(offsets[i + 1])
+        if hi == lo:
+            continue
+        order = lo + np.argsort(-eq0[lo:hi], kind="stable")[: cfg.top_k]
+        order = order[eq0[order] >= eq0[order[0]] - cfg.window]
+        rows.extend(order.tolist())
+        dec.extend([first_id + i] * order.size)
+        rank.extend(range(order.size))
+    sel = np.array(rows, dtype=np.int64)
+    decision = np.array(dec, dtype=np.int64)
+    cand = afters[sel]
+    probs = np.asarray(labeller(cand, decision), dtype=np.float32)
+    eqn = cubeless_equity(probs, evaluator.rules)
+    # per decision: is the labels' best the 0-ply best (rank 0)?
+    starts = np.flatnonzero(np.r_[True, decision[1:] != decision[:-1]])
+    seg = np.r_[starts, decision.size]
+    best_local = segment_argmax(eqn, seg)
+    disagree_dec = best_local != 0
+    disagree = np.repeat(disagree_dec, np.diff(seg))
+    return {
+        "boards": cand.astype(np.int8),
+        "probs": probs,
+        "probs0": p0[sel].astype(np.float32),
+        "decision": decision,
+        "rank0": np.array(rank, dtype=np.int8),
+        "disagree": disagree,
+    }
+
+
+def shard_path(folder: str | Path, index: int) -> Path:
+    return Path(folder) / SHARD_PATTERN.format(index)
+
+
+def write_shard(path: Path, data: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
+    """Temporary file in the same folder, fsync, rename: a shard is whole or absent."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        os.chmod(tmp, 0o644)
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, meta=np.array(json.dumps(meta)), **data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_shard(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    with np.load(path, allow_pickle=False) as z:
+        missing = [f for f in SHARD_FIELDS if f not in z]
+        if missing or "meta" not in z:
+            raise ValueError(f"{path} is not a label shard (missing {missing or ['meta']})")
+        data = {f: z[f] for f in SHARD_FIELDS}
+        meta = json.loads(str(z["meta"]))
+    return data, meta
+
+
+def _stream_seed(ss: list[int]) -> int:
+    """One 63-bit integer for the counter-based rollout dice of a shard."""
+    return int(np.random.SeedSequence(ss).generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+def shard_seed(seed: int, generation: int, index: int) -> list[int]:
+    """The seed sequence of one shard: shards never share dice, whoever computes them."""
+    return [int(seed), int(generation), int(index)]
+
+
+def label_shard(
+    evaluator: Evaluator,
+    folder: str | Path,
+    cfg: LabelConfig,
+    *,
+    k: int = 0,
+    num: int = 1,
+    seed: int = 0,
+    generation: int = 0,
+    progress: bool | None = None,
+) -> list[Path]:
+    """Label shard ``k`` of ``num``: the shards ``i < cfg.shards`` with ``i % num == k``.
+
+    Shards already on disk are kept (resuming), so the call is idempotent.  Returns the
+    paths of this worker's shards.
+    """
+    if num < 1 or not 0 <= k < num:
+        raise ValueError(f"need 0 <= k < num, got k={k}, num={num}")
+    mine = [i for i in range(cfg.shards) if i % num == k]
+    todo = [i for i in mine if not shard_path(folder, i).exists()]
+    per = cfg.decisions_per_shard
+    bar = tqdm(
+        total=len(mine) * per,
+        initial=(len(mine) - len(todo)) * per,
+        unit="dec",
+        desc=f"label gen {generation} [{k}/{num}]",
+        disable=(not _tty()) if progress is None else not progress,
+        dynamic_ncols=True,
+    )
+    try:
+        for i in todo:
+            ss = shard_seed(seed, generation, i)
+            rng = np.random.default_rng(ss)
+            labeller = make_labeller(evaluator, cfg, seed=_stream_seed(ss))
+            boards, dice = collect_decisions(evaluator, per, rng, cfg)
+            parts: list[dict[str, np.ndarray]] = []
+            for lo in range(0, per, cfg.chunk):
+                hi = min(per, lo + cfg.chunk)
+                parts.append(
+                    label_decisions(
+                        evaluator, labeller, boards[lo:hi], dice[lo:hi], cfg, i * per + lo
+                    )
+                )
+                bar.update(hi - lo)
+            data = {f: np.concatenate([p[f] for p in parts]) for f in SHARD_FIELDS}
+            meta = {"shard": i, "generation": generation, "seed": ss, "label": asdict(cfg)}
+            write_shard(shard_path(folder, i), data, meta)
+    finally:
+        bar.close()
+    return [shard_path(folder, i) for i in mine]
+
+
+def _tty() -> bool:
+    import sys
+
+    return sys.stderr.isatty()

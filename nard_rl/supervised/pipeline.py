@@ -1,0 +1,311 @@
+"""The generation loop: label with the current net, fit, gate, repeat.
+
+On-disk layout of a run (``<out_dir>/<name>/``), which is also its resume state:
+
+* ``best.pt``: the current accepted net (generation 0 is a copy of ``init``); it labels
+  and is gated against by the next generation;
+* ``gen_NNN/shards/shard_*.npz``: the generation's labelled positions;
+* ``gen_NNN/candidate.pt``: the fitted candidate;
+* ``gen_NNN/gate.json``: the gate match and its verdict, written last: a generation with
+  this file is finished (an accepted candidate has been copied to ``best.pt`` and to
+  ``gen_NNN.pt`` before it).
+
+Every stage skips what is already on disk, so a killed run is resumed by running the
+same command again.  ``stage=label shard=k num_shards=K`` only labels shard k of K of the
+current generation (for several processes or ranks); ``stage=fit`` and ``stage=gate``
+then finish it.  Each stage appends an entry to the checkpoint's ``extra.history`` (the
+same list TD training keeps its run configs in), so a shipped net tells how it was made.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from nard_rl.evaluator import load_evaluator
+from nard_rl.network import NetSpec, load_network, resolve_device, save_checkpoint
+from nard_rl.supervised.fit import FitConfig, fit, grow_net, load_rows
+from nard_rl.supervised.gate import GateConfig, gate
+from nard_rl.supervised.label import LabelConfig, label_shard, read_shard, shard_path
+
+BEST = "best.pt"
+CANDIDATE = "candidate.pt"
+GATE = "gate.json"
+STAGES = ("all", "label", "fit", "gate")
+
+
+@dataclass
+class StudentConfig:
+    """Shape of the nets the pipeline fits; unset fields keep the teacher's."""
+
+    encoding: str | None = None
+    """Input encoding (must extend the teacher's to start from it, e.g. contact)."""
+    hidden: list[int] | None = None
+    """Hidden layer widths."""
+    activation: str | None = None
+    """Hidden activation."""
+
+
+@dataclass
+class PipelineConfig:
+    label: LabelConfig = field(default_factory=LabelConfig)
+    """Collection and labelling of each generation's positions."""
+    fit: FitConfig = field(default_factory=FitConfig)
+    """Supervised fitting."""
+    gate: GateConfig = field(default_factory=GateConfig)
+    """Acceptance match against the previous generation."""
+    student: StudentConfig = field(default_factory=StudentConfig)
+    """Network shape of the fitted generations."""
+    name: str = "supervised"
+    """Run name: everything goes to <out_dir>/<name>/."""
+    out_dir: str = "runs"
+    """Folder holding the runs."""
+    init: str = "default"
+    """Generation 0: a checkpoint path, or default (the shipped net)."""
+    generations: int = 1
+    """Generation number to stop after (a resumed run continues up to it)."""
+    stage: str = "all"
+    """all, or one stage of the current generation: label, fit or gate."""
+    shard: int = 0
+    """With stage=label: which worker this is (labels shards i with i % num_shards == shard)."""
+    num_shards: int = 1
+    """With stage=label: how many workers share the labelling."""
+    rules: str = "standard"
+    """Rule set of the games and equities."""
+    seed: int = 0
+    """Seed of collection dice, noise and fitting; the same seed repeats a run."""
+    device: str = "cpu"
+    """Torch device for fitting: auto, cpu, cuda or cuda:N (labelling runs on cpu)."""
+    threads: int = 0
+    """torch CPU threads (0: leave torch's default)."""
+    progress: bool = True
+    """Progress bars on stderr (only shown on a terminal)."""
+
+
+def _plain(cfg: Any) -> dict[str, Any]:
+    if isinstance(cfg, dict):
+        return cfg
+    if isinstance(cfg, PipelineConfig):
+        return asdict(cfg)
+    from omegaconf import OmegaConf
+
+    return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]
+
+
+def _atomic_json(path: Path, obj: Any) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    with os.fdopen(fd, "w") as fh:
+        json.dump(obj, fh, indent=2)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+
+
+def _history(ckpt: dict[str, Any]) -> list[dict[str, Any]]:
+    extra = ckpt.get("extra", {})
+    return list(extra.get("history", [{"from_games": 0, "config": ckpt.get("config", {})}]))
+
+
+def _copy_checkpoint(src: Path, dst: Path, entry: dict[str, Any]) -> None:
+    """``src``'s weights and counts at ``dst``, its history extended by ``entry``."""
+    net, spec, ckpt = load_network(src)
+    save_checkpoint(
+        dst,
+        net,
+        spec,
+        games=int(ckpt["games"]),
+        step=int(ckpt["step"]),
+        config=ckpt.get("config", {}),
+        extra={"history": [*_history(ckpt), entry]},
+    )
+
+
+def _student_spec(teacher: NetSpec, student: dict[str, Any]) -> NetSpec:
+    from nard_rl.encoding import get_encoding
+
+    enc = get_encoding(student.get("encoding") or teacher.encoding)
+    hidden = student.get("hidden")
+    return NetSpec(
+        encoding=enc.name,
+        encoding_version=enc.version,
+        inputs=enc.size,
+        hidden=tuple(int(h) for h in hidden) if hidden else teacher.hidden,
+        activation=student.get("activation") or teacher.activation,
+        rules=teacher.rules,
+    )
+
+
+def generation_dir(run: Path, g: int) -> Path:
+    return run / f"gen_{g:03d}"
+
+
+def current_generation(run: Path) -> int:
+    """The first generation without a gate verdict."""
+    g = 1
+    while (generation_dir(run, g) / GATE).exists():
+        g += 1
+    return g
+
+
+def _log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def run_pipeline(cfg: Any) -> Path:
+    """Run (or resume) the pipeline per ``cfg``; returns the path of the accepted net."""
+    conf = _plain(cfg)
+    if conf["stage"] not in STAGES:
+        raise ValueError(f"stage must be one of {STAGES}, got {conf['stage']!r}")
+    if conf["threads"]:
+        torch.set_num_threads(int(conf["threads"]))
+    run = Path(conf["out_dir"]) / conf["name"]
+    run.mkdir(parents=True, exist_ok=True)
+    best = run / BEST
+    if not best.exists():
+        init = _init_path(conf["init"])
+        _copy_checkpoint(init, best, {"stage": "init", "from": str(init), "config": conf})
+        _log(f"generation 0: {init}")
+    label_cfg = LabelConfig(**conf["label"])
+    fit_cfg = FitConfig(**conf["fit"])
+    gate_cfg = GateConfig(**conf["gate"])
+    while (g := current_generation(run)) <= int(conf["generations"]):
+        gdir = generation_dir(run, g)
+        shards = gdir / "shards"
+        if conf["stage"] in ("all", "label"):
+            evaluator = load_evaluator(str(best), rules=conf["rules"])
+            _log(f"generation {g}: labelling shard {conf['shard']} of {conf['num_shards']}")
+            label_shard(
+                evaluator,
+                shards,
+                label_cfg,
+                k=int(conf["shard"]),
+                num=int(conf["num_shards"]),
+                seed=int(conf["seed"]),
+                generation=g,
+                progress=None if conf["progress"] else False,
+            )
+            if conf["stage"] == "label":
+                return best
+        missing = [i for i in range(label_cfg.shards) if not shard_path(shards, i).exists()]
+        if missing:
+            raise RuntimeError(
+                f"generation {g}: {len(missing)} of {label_cfg.shards} shards not labelled "
+                f"yet (first missing: {shard_path(shards, missing[0])})"
+            )
+        cand = gdir / CANDIDATE
+        if conf["stage"] in ("all", "fit") and not cand.exists():
+            _fit_generation(run, g, best, cand, conf, fit_cfg, label_cfg)
+            if conf["stage"] == "fit":
+                return cand
+        if conf["stage"] in ("all", "gate"):
+            if not cand.exists():
+                raise RuntimeError(f"generation {g}: no candidate at {cand}; run stage=fit")
+            _gate_generation(run, g, best, cand, conf, gate_cfg)
+            if conf["stage"] == "gate":
+                return best
+        if conf["stage"] != "all":
+            return best
+    return best
+
+
+def _init_path(spec: str) -> Path:
+    if spec == "default":
+        from nard_rl.net_player import default_checkpoint_path
+
+        return default_checkpoint_path()
+    path = Path(spec)
+    if not path.is_file():
+        raise FileNotFoundError(f"init checkpoint not found: {path}")
+    return path
+
+
+def _fit_generation(
+    run: Path,
+    g: int,
+    best: Path,
+    cand: Path,
+    conf: dict[str, Any],
+    fit_cfg: FitConfig,
+    label_cfg: LabelConfig,
+) -> None:
+    teacher_net, teacher_spec, ckpt = load_network(best)
+    spec = _student_spec(teacher_spec, conf["student"])
+    seed = int(conf["seed"]) * 1000 + g
+    if fit_cfg.init == "previous":
+        net = grow_net(teacher_net, teacher_spec, spec, seed=seed)
+    elif fit_cfg.init == "scratch":
+        torch.manual_seed(seed)
+        net = spec.build()
+    else:
+        raise ValueError(f"fit.init must be previous or scratch, got {fit_cfg.init!r}")
+    first = max(1, g - fit_cfg.data_generations + 1)
+    folders = [generation_dir(run, h) / "shards" for h in range(first, g + 1)]
+    rows = load_rows(folders)
+    _log(f"generation {g}: fitting {spec.hidden} {spec.encoding} on {len(rows['boards']):,} rows")
+    net, result = fit(
+        net,
+        spec,
+        rows,
+        fit_cfg,
+        device=resolve_device(conf["device"]),
+        seed=seed,
+        progress=bool(conf["progress"]),
+    )
+    _log(
+        f"generation {g}: held-out loss {result.initial_heldout_loss:.5f} -> "
+        f"{result.best_heldout_loss:.5f} (equity rmse {result.heldout_equity_rmse:.4f}) "
+        f"after {result.epochs:.1f} epochs, {result.seconds:.0f} s"
+    )
+    _, meta = read_shard(shard_path(folders[-1], 0))
+    history = [
+        *_history(ckpt),
+        {
+            "stage": "label",
+            "generation": g,
+            "teacher": str(best),
+            "rows": len(rows["boards"]),
+            "decisions": int(np.unique(rows["decision"] * 1000 + rows["generation"]).size),
+            "disagree_rate": float(rows["disagree"].mean()),
+            "data_generations": [str(f) for f in folders],
+            "config": meta["label"],
+        },
+        {"stage": "fit", "generation": g, "result": result.to_dict(), "config": asdict(fit_cfg)},
+    ]
+    save_checkpoint(
+        cand,
+        net,
+        spec,
+        games=int(ckpt["games"]),
+        step=int(ckpt["step"]) + result.steps,
+        config=conf,
+        extra={"history": history, "generation": g},
+    )
+
+
+def _gate_generation(
+    run: Path, g: int, best: Path, cand: Path, conf: dict[str, Any], gate_cfg: GateConfig
+) -> None:
+    _log(f"generation {g}: gate, {gate_cfg.games:,} games against the previous generation")
+    verdict = gate(
+        cand, best, gate_cfg, rules=conf["rules"], generation=g, progress=bool(conf["progress"])
+    )
+    verdict["generation"] = g
+    _log(
+        f"generation {g}: {verdict['ppg']:+.4f} ppg +- {verdict['se']:.4f} (1 se) -> "
+        + ("accepted" if verdict["accepted"] else "rejected")
+    )
+    if verdict["accepted"]:
+        entry = {"stage": "gate", **{k: v for k, v in verdict.items() if k != "gate"}}
+        entry["config"] = verdict["gate"]
+        _copy_checkpoint(cand, run / f"gen_{g:03d}.pt", entry)
+        _copy_checkpoint(cand, best, entry)
+    _atomic_json(generation_dir(run, g) / GATE, verdict)
