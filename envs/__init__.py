@@ -1,17 +1,21 @@
-"""Gymnasium environments for Nard: ``Nard-v0``, ``NardSelfPlay-v0`` and their vector form.
+"""Gymnasium environments for Nard, installed as ``nard_rl.envs`` (from the top-level
+``envs/`` folder, as ``configs/`` and ``checkpoints/`` install under ``nard_rl``).
 
-Importing this package (or ``nard_rl``, which calls ``register_envs``) registers the ids;
-the environment modules themselves load only when an environment is made, so the
-registration costs nothing but Gymnasium's import.
+Importing this package registers the ids, so
+``gymnasium.make("nard_rl.envs:Nard-v0")`` works in a fresh interpreter; importing
+``nard_rl`` registers them too, as soon as Gymnasium is imported (``nard_rl/__init__``),
+so ``import nard_rl`` followed by ``gymnasium.make("Nard-v0")`` works as well.  The
+environment modules load only when an environment is made.
 
 * ``Nard-v0``: the agent against an opponent player (``opponent="random"`` by default);
 * ``NardSelfPlay-v0``: the same environment with ``opponent="self"``;
-* ``NardCube-v0``: one game with the doubling cube (``envs.cube_env.NardCubeEnv``, also
-  ``gymnasium.make("Nard-v0", cube=True)``), same spaces, cube decisions as extra steps.
+* ``NardCube-v0``: one game with the doubling cube (``nard_rl.envs.cube_env.NardCubeEnv``,
+  also ``gymnasium.make("Nard-v0", cube=True)``), same spaces, cube decisions as extra
+  steps.
 
 The cubeless ids have a vector entry point, so ``gymnasium.make_vec("NardSelfPlay-v0",
-num_envs=N)`` builds ``envs.vector.NardVectorEnv`` (flat batched candidates, same-step
-autoreset); the cube variant has none.
+num_envs=N)`` builds ``nard_rl.envs.vector.NardVectorEnv`` (flat batched candidates,
+same-step autoreset); the cube variant has none.
 """
 
 from __future__ import annotations
@@ -33,13 +37,13 @@ def register_envs() -> None:
             continue
         if kwargs.get("cube"):
             gymnasium.register(
-                id=env_id, entry_point="envs.cube_env:NardCubeEnv", kwargs=dict(kwargs)
+                id=env_id, entry_point="nard_rl.envs.cube_env:NardCubeEnv", kwargs=dict(kwargs)
             )
             continue
         gymnasium.register(
             id=env_id,
-            entry_point="envs.nard_env:NardEnv",
-            vector_entry_point="envs.vector:NardVectorEnv",
+            entry_point="nard_rl.envs.nard_env:NardEnv",
+            vector_entry_point="nard_rl.envs.vector:NardVectorEnv",
             kwargs=dict(kwargs),
         )
 

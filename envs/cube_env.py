@@ -1,6 +1,6 @@
 """``NardCube-v0`` (``Nard-v0`` with ``cube=True``): one game of Nard played with the cube.
 
-The cubeless environments run on the batch arrays of ``envs.core``; a game with the cube
+The cubeless environments run on the batch arrays of ``nard_rl.envs.core``; a game with the cube
 has decisions those arrays do not know (double, take, drop), a stake, cube ownership and
 the Crawford rule, all of which the engine's ``Game`` state machine already enforces.  So
 this environment drives one ``Game``: the rules of R22-R24 and R31-R34 live there alone,
@@ -15,9 +15,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from envs.core import InvalidAction, dice_one_hot
-from envs.nard_env import NardEnv, candidates_info, plays_with_moves
-from envs.vector import resolve_opponent
 from nard_rl.cube import (
     DOUBLE_PASS,
     DOUBLE_TAKE,
@@ -28,6 +25,9 @@ from nard_rl.cube import (
 from nard_rl.engine.game import Game, Phase
 from nard_rl.engine.position import BOARD_SIZE
 from nard_rl.engine.rules import RuleSet
+from nard_rl.envs.core import InvalidAction, dice_one_hot
+from nard_rl.envs.nard_env import NardEnv, candidates_info, plays_with_moves
+from nard_rl.envs.vector import resolve_opponent
 from nard_rl.met import MatchScore
 from nard_rl.players import Player, make_player
 

@@ -1,6 +1,6 @@
 """``Nard-v0`` and ``NardSelfPlay-v0``: one game of Nard as a Gymnasium environment.
 
-``NardEnv(cube=True)`` (and ``NardCube-v0``) builds the cube variant, ``envs.cube_env``.
+``NardEnv(cube=True)`` (and ``NardCube-v0``) builds the cube variant, ``nard_rl.envs.cube_env``.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from typing import Any, ClassVar
 import gymnasium as gym
 import numpy as np
 
-from envs.core import MAX_CANDIDATES, GameBatch, InvalidAction, StepOutcome
-from envs.vector import observation_space, resolve_opponent
 from nard_rl.encoding import Encoding, get_encoding
 from nard_rl.engine.movegen import legal_afterstates
 from nard_rl.engine.rules import RuleSet, get_rules
+from nard_rl.envs.core import MAX_CANDIDATES, GameBatch, InvalidAction, StepOutcome
+from nard_rl.envs.vector import observation_space, resolve_opponent
 from nard_rl.players import Player
 
 
@@ -44,7 +44,7 @@ class NardEnv(gym.Env):
     ## Action Space
 
     ``Discrete(MAX_CANDIDATES)`` with ``MAX_CANDIDATES = 3060``, a proven bound on the
-    distinct plays of any position (``envs.core``).  Action ``a`` plays the a-th legal
+    distinct plays of any position (``nard_rl.envs.core``).  Action ``a`` plays the a-th legal
     afterstate of ``info["afterstate_boards"]``.  ``info["action_mask"]`` (int8, length
     ``MAX_CANDIDATES``) marks the legal indices, which are always ``0..n-1``.  An index
     outside them is taken modulo n (``invalid_action="wrap"``, the default, so agents
@@ -88,8 +88,9 @@ class NardEnv(gym.Env):
       checkpoint path, ``"default"``, a ``Player``, or ``"self"`` for self-play.
     * ``rules``: ``"standard"`` (default), ``"mars"`` or a ``RuleSet``; the cube is never
       offered here.
-    * ``cube``: False (default).  ``NardEnv(cube=True)`` returns an ``envs.cube_env.NardCubeEnv``
-      (a subclass, same spaces), where the doubling cube is played (standard rules only).
+    * ``cube``: False (default).  ``NardEnv(cube=True)`` returns a
+      ``nard_rl.envs.cube_env.NardCubeEnv`` (a subclass, same spaces), where the doubling
+      cube is played (standard rules only).
     * ``encoding``: ``"tesauro198"`` (default) or ``"extended"``.
     * ``match_length`` (0: money play) and ``score``: match play, see Rewards.
     * ``invalid_action``: ``"wrap"`` (default) or ``"raise"``.
@@ -111,7 +112,7 @@ class NardEnv(gym.Env):
         # machine instead of the batch arrays), so it is a subclass picked here; Python then
         # runs the subclass's ``__init__`` with the same arguments.
         if cls is NardEnv and kwargs.get("cube", False):
-            from envs.cube_env import NardCubeEnv
+            from nard_rl.envs.cube_env import NardCubeEnv
 
             return super().__new__(NardCubeEnv)
         return super().__new__(cls)
@@ -129,7 +130,9 @@ class NardEnv(gym.Env):
         render_mode: str | None = None,
     ) -> None:
         if cube:  # only a subclass gets here: NardEnv itself dispatches in __new__
-            raise ValueError(f"{type(self).__name__} is cubeless; use envs.cube_env.NardCubeEnv")
+            raise ValueError(
+                f"{type(self).__name__} is cubeless; use nard_rl.envs.cube_env.NardCubeEnv"
+            )
         self._configure(opponent, rules, encoding, match_length, score, render_mode)
         self.rules = self.rules.with_options(cube=False)
         self.opponent = resolve_opponent(opponent, self.rules, None)

@@ -6,7 +6,7 @@ all games encoded in one ``(M, F)`` matrix, with ``offsets`` saying which rows b
 which game.  It then runs one forward pass over the M rows, picks each game's best row
 with ``segment_argmax`` and steps.  Everything between two agent decisions (scoring,
 restarting finished games, passing rolls without a legal play, the opponent's turns)
-happens in whole-array calls of ``envs.core.GameBatch``; there is no Python per game.
+happens in whole-array calls of ``nard_rl.envs.core.GameBatch``; there is no Python per game.
 """
 
 from __future__ import annotations
@@ -18,15 +18,15 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from envs.core import (
+from nard_rl.encoding import Encoding, get_encoding
+from nard_rl.engine.batch import segment_argmax
+from nard_rl.engine.rules import RuleSet, get_rules
+from nard_rl.envs.core import (
     DICE_FEATURES,
     MAX_CANDIDATES,
     GameBatch,
     InvalidAction,
 )
-from nard_rl.encoding import Encoding, get_encoding
-from nard_rl.engine.batch import segment_argmax
-from nard_rl.engine.rules import RuleSet, get_rules
 from nard_rl.players import Player, make_player
 
 __all__ = ["NardVectorEnv", "observation_space", "resolve_opponent", "segment_argmax"]

@@ -62,11 +62,15 @@ from typing import Literal
 import numpy as np
 
 from nard_rl.engine.position import Position
-from nard_rl.engine.rules import RuleSet, get_rules
+from nard_rl.engine.rules import (  # noqa: F401  (equity helpers re-exported: one home)
+    PROB_NAMES,
+    RuleSet,
+    cubeless_equity,
+    get_rules,
+    result_increments,
+    swap_sides,
+)
 from nard_rl.met import MatchEquityTable, MatchScore
-
-PROB_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
-"""Order of the five cubeless probabilities (the same as the network's outputs)."""
 
 Owner = Literal["centered", "mover", "opponent"]
 OWNERS: tuple[Owner, ...] = ("centered", "mover", "opponent")
@@ -86,51 +90,6 @@ RACE_X_MIN = 0.6
 RACE_X_MAX = 0.7
 
 _EPS = 1e-9
-
-
-# --------------------------------------------------------------------------------------
-# cubeless equity: the reference formula
-
-
-def cubeless_equity(
-    probs: Sequence[float] | np.ndarray,
-    rules: RuleSet | str = "standard",
-    *,
-    cube_turned: bool = False,
-) -> np.ndarray:
-    """Cubeless equity per unit stake of ``(5,)`` or ``(N, 5)`` probabilities.
-
-    This is the reference definition of the project's cubeless equity (the torch version
-    in ``nard_rl.network`` computes the same numbers on tensors): a single win or loss
-    counts 1, a gammon ``rules.gammon_value`` (R25; a mars under R28), a backgammon
-    ``rules.backgammon_value`` (3 by R25, 2 under R26/R28).  The probabilities are
-    cumulative (a backgammon is also a gammon, a gammon also a win), hence the increments.
-    Under the Jacoby rule (R32, money only) gammons count single until the cube is turned.
-    """
-    g, bg = result_increments(rules, cube_turned=cube_turned)
-    p = np.asarray(probs, dtype=np.float64)
-    win, wg, wbg, lg, lbg = np.moveaxis(p, -1, 0)
-    return np.asarray(2.0 * win - 1.0 + g * (wg - lg) + bg * (wbg - lbg))
-
-
-def result_increments(
-    rules: RuleSet | str = "standard", *, cube_turned: bool = False
-) -> tuple[float, float]:
-    """What a gammon adds over a single win, and a backgammon over a gammon (per stake).
-
-    The one place that turns a rule set into equity weights: R25 (1/2/3), R26 (bg as 2),
-    R28 (mars 1/2), R32 (Jacoby: gammons count single while the cube is unturned).
-    """
-    r = get_rules(rules)
-    if r.jacoby and not cube_turned:
-        return 0.0, 0.0
-    return float(r.gammon_value - 1), float(r.backgammon_value - r.gammon_value)
-
-
-def swap_sides(probs: Sequence[float] | np.ndarray) -> np.ndarray:
-    """The same outcome probabilities seen by the other player."""
-    p = np.asarray(probs, dtype=np.float64)
-    return np.stack((1.0 - p[..., 0], p[..., 3], p[..., 4], p[..., 1], p[..., 2]), axis=-1)
 
 
 def cube_efficiency(board: Sequence[int] | Position) -> float:

@@ -3,12 +3,13 @@
 A network estimates the winning chances of "us": the side whose checkers are positive in
 the JSON board (see ``nard_rl.engine.position``).  Training and play evaluate
 *afterstates* (the board just after our move, so the opponent is on roll:
-``on_roll=False``).  ``on_roll=True`` encodes a pre-roll position with us on roll, as
-the environments' observations do; the shipped self-play nets never see it, so they
-read a pre-roll position as the opponent's afterstate instead
-(``NetworkPlayer.pre_roll_probabilities``).  Every encoding turns a whole ``(N, 26)``
-batch into ``(N, size)`` float32 inputs in one compiled call, because encoding sits on
-the hot path of self-play.
+``on_roll=False``).  A pre-roll position (us on roll, before the roll) is presented in
+one convention everywhere, ``Encoding.encode_pre_roll``: as the opponent's afterstate
+(the flipped board, ``on_roll=False``), the only kind of input self-play nets are trained
+on; the environments' observations, cube decisions and pre-roll probabilities all use it.
+``on_roll=True`` stays available for nets trained on such inputs.  Every encoding turns
+a whole ``(N, 26)`` batch into ``(N, size)`` float32 inputs in one compiled call, because
+encoding sits on the hot path of self-play.
 
 Both encodings describe the two sides symmetrically (each side's block is computed from
 that side's own view, R3), so ``encode(flip(b), on_roll)`` is ``encode(b, not on_roll)``
@@ -99,7 +100,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-BOARD_SIZE = 26
+from nard_rl.engine.position import BOARD_SIZE, flip_boards
 
 # ---------------------------------------------------------------------------------------
 # units of a point: table lookups shared by both encodings
@@ -536,6 +537,16 @@ class Encoding:
         if out is not None:
             return out
         return dest[0] if single else dest
+
+
+    def encode_pre_roll(self, boards: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """Encode pre-roll positions ``(N, 26)`` (the side on roll's view) in the project's
+        one pre-roll convention: as the opponent's afterstate (module docstring).  A net's
+        output for these rows is from the opponent's view; ``rules.swap_sides`` turns it
+        back."""
+        arr = np.asarray(boards, dtype=np.int8)
+        flipped = flip_boards(arr.reshape(-1, BOARD_SIZE))
+        return self.encode(flipped[0] if arr.ndim == 1 else flipped, on_roll=False, out=out)
 
 
 ENCODINGS: dict[str, Encoding] = {

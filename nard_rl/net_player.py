@@ -17,20 +17,43 @@ import torch
 from nard_rl.cube import CubeDecision, CubeState, cube_decision, cube_efficiency
 from nard_rl.encoding import get_encoding
 from nard_rl.engine.batch import segment_argmax
-from nard_rl.engine.position import flip_boards
 from nard_rl.engine.rules import RuleSet, get_rules
 from nard_rl.met import MatchScore
 from nard_rl.network import EquityNet, NetSpec, cubeless_equity, load_network, swap_sides
-from nard_rl.players.base import Player, register_player_factory
+from nard_rl.players.base import Player, register_player_factory, split_ply
 
 DEFAULT_CHECKPOINT = "nard-default.pt"
+RULE_SET_DEFAULTS = {"mars": "nard-mars.pt"}
+"""Shipped nets trained for one rule set, used by ``default`` under it when present."""
 
 
-def default_checkpoint_path() -> Path:
-    """The shipped net (``checkpoints/nard-default.pt``, packaged as nard_rl.checkpoints)."""
-    path = Path(str(resources.files("nard_rl.checkpoints") / DEFAULT_CHECKPOINT))
+def default_checkpoint_path(rules: RuleSet | str | None = None) -> Path:
+    """The shipped net for a rule set: ``checkpoints/nard-<rules>.pt`` when one is shipped
+    (e.g. ``nard-mars.pt``), else ``checkpoints/nard-default.pt`` (packaged as
+    ``nard_rl.checkpoints``)."""
+    root = resources.files("nard_rl.checkpoints")
+    name = RULE_SET_DEFAULTS.get(get_rules(rules).name)
+    if name is not None:
+        specific = Path(str(root / name))
+        if specific.is_file():
+            return specific
+    path = Path(str(root / DEFAULT_CHECKPOINT))
     if not path.is_file():
         raise FileNotFoundError(f"the shipped network {path} is missing from this install")
+    return path
+
+
+def resolve_checkpoint(spec: str | Path, rules: RuleSet | str | None = None) -> Path:
+    """The one resolution of a net spec to a file: ``default`` is the shipped net of the
+    rule set (``default_checkpoint_path``), anything else a checkpoint path that must
+    exist.  Every command, player and evaluator goes through here."""
+    if isinstance(spec, str) and spec == "default":
+        return default_checkpoint_path(rules)
+    if not isinstance(spec, (str, Path)) or not str(spec):
+        raise ValueError(f"a net is 'default' or a checkpoint path, got {spec!r}")
+    path = Path(spec)
+    if not path.is_file():
+        raise FileNotFoundError(f"no checkpoint at {path} (a net is 'default' or a .pt path)")
     return path
 
 
@@ -79,8 +102,7 @@ class NetworkPlayer(Player):
         are then seen from the roller's side.  Encoding it with ``on_roll=True`` instead
         would feed the net inputs it never saw in training.
         """
-        opp = flip_boards(np.asarray(boards, dtype=np.int8).reshape(-1, 26))
-        x = torch.from_numpy(self.enc.encode(opp, on_roll=False))
+        x = torch.from_numpy(self.enc.encode_pre_roll(np.asarray(boards).reshape(-1, 26)))
         with torch.no_grad():
             return swap_sides(self.net(x.to(self.device))).double().cpu().numpy()
 
@@ -112,8 +134,19 @@ class NetworkPlayer(Player):
 
 
 def _factory(spec: str, *, rules: RuleSet | str = "standard", seed: int | None = None) -> Player:
-    path = default_checkpoint_path() if spec == "default" else Path(spec)
-    return NetworkPlayer.from_checkpoint(path, rules=rules)
+    """``default`` / ``PATH.pt``: the net at 0-ply; with ``:PLY`` (``default:1``) a
+    ``nard_rl.search.SearchPlayer`` over the spec's evaluator, searching PLY deep."""
+    name, ply = split_ply(spec)
+    if ply is None:
+        return NetworkPlayer.from_checkpoint(resolve_checkpoint(spec, rules), rules=rules)
+    from nard_rl.evaluator import load_evaluator
+    from nard_rl.search import Search, SearchPlayer, check_ply
+
+    check_ply(ply)
+    resolve_checkpoint(name, rules)  # a missing checkpoint fails here, naming the spec
+    label = name if name == "default" else Path(name).stem
+    search = Search(load_evaluator(name, rules=rules))
+    return SearchPlayer(search, ply, name=f"{label}:{ply}")
 
 
 register_player_factory("checkpoint", _factory)

@@ -24,8 +24,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from nard_rl.cube import PROB_NAMES, result_increments
-from nard_rl.engine.rules import RuleSet
+from nard_rl.engine.rules import PROB_NAMES, cubeless_equity, swap_sides
 
 __all__ = ["PROB_NAMES", "EquityNet", "NetSpec", "cubeless_equity", "swap_sides"]
 
@@ -71,26 +70,6 @@ def resolve_device(name: str) -> torch.device:
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise RuntimeError("device=cuda requested but no CUDA device is available")
     return dev
-
-
-def swap_sides(probs: torch.Tensor) -> torch.Tensor:
-    """The same outcome probabilities seen by the other player."""
-    return torch.stack(
-        (1.0 - probs[:, 0], probs[:, 3], probs[:, 4], probs[:, 1], probs[:, 2]), dim=1
-    )
-
-
-def cubeless_equity(
-    probs: torch.Tensor, rules: RuleSet | str = "standard", *, cube_turned: bool = False
-) -> torch.Tensor:
-    """Cubeless equity per stake of ``(N, 5)`` probabilities, on tensors.
-
-    The weights come from ``nard_rl.cube.result_increments`` (the reference definition,
-    see ``nard_rl.cube.cubeless_equity``), so the rule-set logic lives in one place.
-    """
-    g, bg = result_increments(rules, cube_turned=cube_turned)
-    win, wg, wbg, lg, lbg = probs.unbind(dim=1)
-    return 2.0 * win - 1.0 + g * (wg - lg) + bg * (wbg - lbg)
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,8 @@ import time
 
 import numpy as np
 
-from envs.nard_env import NardEnv
-from envs.vector import NardVectorEnv
+from nard_rl.envs.nard_env import NardEnv
+from nard_rl.envs.vector import NardVectorEnv
 
 
 def bench_single(encoding: str, seconds: float, seed: int) -> tuple[float, float, float]:

@@ -1,7 +1,7 @@
 """Search for the position and roll with the most distinct legal plays (sizes MAX_CANDIDATES).
 
 The environments hand an agent every legal afterstate of a roll in a candidate list of fixed
-capacity (``envs.core.MAX_CANDIDATES``), so the capacity must cover the longest list any
+capacity (``nard_rl.envs.core.MAX_CANDIDATES``), so the capacity must cover the longest list any
 position can produce.  Two halves establish it:
 
 **Upper bound (proof).**  Label the mover's 15 checkers.  With a double ``d`` a play moves

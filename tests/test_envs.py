@@ -14,14 +14,14 @@ import torch
 from gymnasium.utils.env_checker import check_env
 from reference_movegen import reference_afterstates
 
-import envs
-from envs.core import MAX_CANDIDATES
-from envs.cube_env import NardCubeEnv
-from envs.nard_env import NardEnv
+import nard_rl.envs as envs
 from nard_rl.encoding import get_encoding
 from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.engine.position import START_BOARD, Position
 from nard_rl.engine.rules import STANDARD
+from nard_rl.envs.core import MAX_CANDIDATES
+from nard_rl.envs.cube_env import NardCubeEnv
+from nard_rl.envs.nard_env import NardEnv
 from nard_rl.network import NetSpec, save_checkpoint
 
 

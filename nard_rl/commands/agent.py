@@ -24,7 +24,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from nard_rl.commands.moves import dice_from_request, position_from_request
+from nard_rl.commands.common import dice_from_request, position_from_request
 from nard_rl.engine.movegen import legal_afterstates
 from nard_rl.engine.movetext import format_steps
 from nard_rl.engine.position import PositionError

@@ -146,10 +146,9 @@ def build_player(spec: str, *, rules: RuleSet, seed: int | None, device: str = "
     """``make_player``, except that network players are placed on ``device``."""
     if device == "cpu" or not is_network_spec(spec):
         return make_player(spec, rules=rules, seed=seed)
-    from nard_rl.net_player import NetworkPlayer, default_checkpoint_path
+    from nard_rl.commands.common import load_net_player
 
-    path = default_checkpoint_path() if spec == "default" else Path(spec)
-    return NetworkPlayer.from_checkpoint(path, rules=rules, device=device)
+    return load_net_player(spec, rules=rules, device=device)
 
 
 def batch_pairs_for(games: int, limit: int) -> int:

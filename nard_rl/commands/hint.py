@@ -8,11 +8,11 @@ import sys
 
 import numpy as np
 
-from nard_rl.commands.moves import add_position_arguments, position_from_args
+from nard_rl.commands.common import add_position_arguments, load_net_player, position_from_args
 from nard_rl.engine.movegen import legal_afterstates
 from nard_rl.engine.movetext import format_steps
 from nard_rl.engine.position import PositionError
-from nard_rl.engine.rules import get_rules
+from nard_rl.engine.rules import PROB_NAMES, cubeless_equity, get_rules
 
 NAME = "hint"
 HELP = "Rank the legal plays of a position with a network (best first, with probabilities)."
@@ -31,19 +31,13 @@ def rank_plays(
     board: list[int], d1: int, d2: int, net: str = "default", rules: str = "standard"
 ) -> list[dict[str, object]]:
     """Every legal play with the net's outcome probabilities and equity, best first."""
-    import torch
-
-    from nard_rl.net_player import NetworkPlayer, default_checkpoint_path
-    from nard_rl.network import PROB_NAMES, cubeless_equity
-
     ruleset = get_rules(rules)
-    path = default_checkpoint_path() if net == "default" else net
-    player = NetworkPlayer.from_checkpoint(path, rules=ruleset)
+    player = load_net_player(net, rules=ruleset)
     afters, steps = legal_afterstates(np.array(board, dtype=np.int8), d1, d2, ruleset.waste_rule)
     if afters.shape[0] == 0:
         return []
     probs = player.probabilities(afters)
-    eq = cubeless_equity(torch.from_numpy(probs), ruleset).numpy()
+    eq = cubeless_equity(probs, ruleset)
     order = np.argsort(-eq, kind="stable")
     return [
         {

@@ -82,7 +82,13 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import TYPE_CHECKING, Literal
 
-from nard_rl.engine.position import BOARD_SIZE, CHECKERS, PositionError, validate_board
+from nard_rl.engine.position import (
+    BOARD_SIZE,
+    CHECKERS,
+    PositionError,
+    flip_board,
+    validate_board,
+)
 
 if TYPE_CHECKING:
     from nard_rl.engine.position import Position
@@ -412,10 +418,6 @@ _XGID_CUBE_ACTIONS = ("", "D", "B", "R")
 _DEFAULT_MAX_CUBE = 64  # R24: the cube never goes above 64
 
 
-def _flip(board: Sequence[int]) -> tuple[int, ...]:
-    return tuple(-board[25 - i] for i in range(BOARD_SIZE))
-
-
 @dataclass(frozen=True)
 class XGIDInfo:
     """An XGID, with the board and the score from the view of the player on roll.
@@ -472,7 +474,7 @@ class XGIDInfo:
 
     def position_string(self) -> str:
         """The 26-character XGID position, seen from the bottom player."""
-        bottom = self.board if self.turn == 1 else _flip(self.board)
+        bottom = self.board if self.turn == 1 else flip_board(self.board)
         return "".join(
             "-" if n == 0 else chr(ord("A") + n - 1) if n > 0 else chr(ord("a") - n - 1)
             for n in bottom
@@ -615,7 +617,7 @@ def decode_xgid(s: str) -> XGIDInfo:
             f"XGID {s!r}: rules field {rules} is invalid "
             f"({'0/1 Crawford in a match' if length else '0..3 Jacoby + 2*beaver in money'})"
         )
-    board = tuple(bottom) if turn == 1 else _flip(bottom)
+    board = tuple(bottom) if turn == 1 else flip_board(bottom)
     cube_owner: CubeOwner = "centered" if owner == 0 else "mover" if owner == turn else "opponent"
     return XGIDInfo(
         board=board,

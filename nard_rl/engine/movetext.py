@@ -11,6 +11,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from nard_rl.engine.position import apply_steps
+
 
 def _point_name(p: int) -> str:
     if p == 25:
@@ -26,23 +28,12 @@ def format_steps(board: Sequence[int], steps: np.ndarray | Sequence[Sequence[int
     One checker's consecutive steps are joined (``13/5``), and a landing point is kept
     only where it hits (``13/10*/5``); identical parts are counted (``8/2(2)``).
     """
-    b = [int(v) for v in board]
     chains: list[list[tuple[int, bool]]] = []  # each: [(start, False), (landing, hit)...]
-    # Highest source first: a checker refilling the point another one just left is then
-    # seen as one checker moving on (``24/23 23/20`` is ``24/20``), whatever order the
-    # generator recorded; every play stays playable in that order (steps only go down).
-    ordered = sorted(
-        ((int(s[0]), int(s[1])) for s in steps if int(s[0]) >= 0), key=lambda st: -st[0]
-    )
-    for f, t in ordered:
-        hit = t >= 1 and b[t] == -1
-        b[f] -= 1
-        if t >= 1:
-            if hit:
-                b[t] = 1
-                b[0] -= 1
-            else:
-                b[t] += 1
+    # Highest source first (``apply_steps``' canonical order): a checker refilling the
+    # point another one just left is then seen as one checker moving on (``24/23 23/20``
+    # is ``24/20``), whatever order the generator recorded.
+    played, _ = apply_steps(board, [st for st in steps if int(st[0]) >= 0])
+    for f, t, hit in played:
         for chain in chains:
             if chain[-1][0] == f and f > 0:
                 chain.append((t, hit))

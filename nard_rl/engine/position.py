@@ -121,8 +121,7 @@ class Position:
 
     def flip(self) -> Position:
         """The same position seen by the other player."""
-        b = self._board
-        return Position(tuple(-b[25 - i] for i in range(BOARD_SIZE)), validate=False)
+        return Position(flip_board(self._board), validate=False)
 
     def position_id(self) -> str:
         from nard_rl.engine.ids import encode_position_id
@@ -189,6 +188,44 @@ class Position:
         return f"Position({list(self._board)})"
 
 
+def flip_board(board: Sequence[int]) -> tuple[int, ...]:
+    """One board seen by the other side: ``flip(b)[i] = -b[25 - i]`` (module docstring)."""
+    return tuple(-int(board[25 - i]) for i in range(BOARD_SIZE))
+
+
 def flip_boards(boards: np.ndarray) -> np.ndarray:
-    """Flip a batch ``(N, 26)`` of boards to the other side's view (vectorised)."""
+    """Flip a batch ``(N, 26)`` of boards to the other side's view (vectorised); the
+    array twin of ``flip_board``, the one flip every layer uses."""
     return np.ascontiguousarray(-boards[:, ::-1])
+
+
+def apply_steps(
+    board: Sequence[int], steps: Iterable[Sequence[int]]
+) -> tuple[tuple[tuple[int, int, bool], ...], tuple[int, ...]]:
+    """Play single-die steps ``(from, to)`` on a board (25 the bar, 0 or less off).
+
+    Returns the steps in canonical order with their hits (R10) marked, as
+    ``(from, to, hit)``, and the resulting board.  Steps are played from the highest
+    source point down: that order is always playable (the bar first, R11; a checker lands
+    only below where it came from; moving higher checkers first only helps bearing off,
+    R18/R20), so records, notation and exports never depend on the order a generator or
+    a player happened to give.  Legality is the move generator's business; a step from a
+    point without a checker of the mover raises ``PositionError``.
+    """
+    b = [int(v) for v in board]
+    if len(b) != BOARD_SIZE:
+        raise PositionError(f"board must have 26 entries, got {len(b)}")
+    out: list[tuple[int, int, bool]] = []
+    pairs = [(int(st[0]), int(st[1])) for st in steps]
+    for src, dst in sorted(pairs, key=lambda st: (-st[0], -st[1])):
+        if not 1 <= src <= 25 or dst > 24 or dst >= src or b[src] <= 0:
+            raise PositionError(f"step {src}/{dst} does not move a checker of the mover")
+        hit = dst >= 1 and b[dst] == -1
+        b[src] -= 1
+        if hit:
+            b[dst] = 0
+            b[0] -= 1
+        if dst >= 1:
+            b[dst] += 1
+        out.append((src, dst, hit))
+    return tuple(out), tuple(b)

@@ -8,6 +8,18 @@ switches instead of testing a rule-set name.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any, TypeVar
+
+import numpy as np
+
+PROB_NAMES = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
+"""Order of the five cubeless outcome probabilities (the networks' outputs): cumulative,
+from one side's view (a backgammon is also a gammon, a gammon also a win)."""
+
+_SWAP = [0, 3, 4, 1, 2]
+"""``swap_sides`` column order: the other side's gammons/backgammons trade places."""
+
+ArrayT = TypeVar("ArrayT")
 
 
 @dataclass(frozen=True)
@@ -43,12 +55,8 @@ class RuleSet:
         return replace(self, **changes)  # type: ignore[arg-type]
 
     def result_value(self, gammon: bool, backgammon: bool) -> int:
-        """Points a win is worth before the stake (R25, R26, R28)."""
-        if backgammon:
-            return self.backgammon_value
-        if gammon:
-            return self.gammon_value
-        return 1
+        """Points a win is worth before the stake (R25, R26, R28), Jacoby aside."""
+        return int(result_points(self, gammon, backgammon, cube_turned=True))
 
 
 STANDARD = RuleSet(name="standard")
@@ -76,3 +84,69 @@ def get_rules(rules: RuleSet | str | None = None) -> RuleSet:
         raise ValueError(
             f"unknown rule set {rules!r}; choose one of {', '.join(sorted(PRESETS))}"
         ) from None
+
+
+# --------------------------------------------------------------------------------------
+# results and equity: the one place that turns a rule set into points and equity weights
+
+
+def result_increments(
+    rules: RuleSet | str = "standard", *, cube_turned: bool = False
+) -> tuple[float, float]:
+    """The equity weights: what a gammon adds over a single win, and a backgammon over a
+    gammon (per stake).
+
+    R25 (1/2/3), R26 (bg as 2), R28 (mars 1/2), R32 (Jacoby: gammons count single while
+    the cube is unturned; cubeless games never turn it).  Matches have no Jacoby rule
+    (R33): callers scoring a match game pass ``cube_turned=True``.  Points
+    (``result_points``) and equities (``cubeless_equity``) both derive from these two
+    numbers, so they cannot disagree.
+    """
+    r = get_rules(rules)
+    if r.jacoby and not cube_turned:
+        return 0.0, 0.0
+    return float(r.gammon_value - 1), float(r.backgammon_value - r.gammon_value)
+
+
+def result_points(
+    rules: RuleSet | str, gammon: Any, backgammon: Any, *, cube_turned: bool = False
+) -> Any:
+    """Points of won games before the stake: 1, a gammon or a backgammon (R25, R26, R28),
+    every win single under Jacoby while the cube is unturned (R32).
+
+    ``gammon``/``backgammon`` are bools (an ``int`` comes back) or boolean arrays (an
+    int8 array comes back), as the batch stepper scores many games at once.
+    """
+    g, bg = result_increments(rules, cube_turned=cube_turned)
+    if isinstance(gammon, np.ndarray) or isinstance(backgammon, np.ndarray):
+        gm = np.asarray(gammon, dtype=np.bool_)
+        bm = np.asarray(backgammon, dtype=np.bool_) & gm
+        return (1 + int(g) * gm + int(bg) * bm).astype(np.int8)
+    return 1 + int(g) * bool(gammon) + int(bg) * bool(gammon and backgammon)
+
+
+def cubeless_equity(
+    probs: Any, rules: RuleSet | str = "standard", *, cube_turned: bool = False
+) -> Any:
+    """Cubeless equity per stake of ``(5,)`` or ``(N, 5)`` probabilities (``PROB_NAMES``).
+
+    A single win or loss counts 1, a gammon and a backgammon what ``result_increments``
+    adds.  Works on numpy arrays (float64 result; lists are converted) and, unchanged, on
+    torch tensors (a tensor comes back), so training and analysis share one definition.
+    """
+    g, bg = result_increments(rules, cube_turned=cube_turned)
+    p = probs if hasattr(probs, "unbind") else np.asarray(probs, dtype=np.float64)
+    return 2.0 * p[..., 0] - 1.0 + g * (p[..., 1] - p[..., 3]) + bg * (p[..., 2] - p[..., 4])
+
+
+def swap_sides(probs: ArrayT) -> ArrayT:
+    """The same outcome probabilities seen by the other player:
+    ``[win, wg, wbg, lg, lbg] -> [1 - win, lg, lbg, wg, wbg]``.
+
+    The one swap of the project (the pre-roll convention and TD targets use it); works on
+    ``(5,)``/``(N, 5)`` numpy arrays (lists become float64 arrays) and torch tensors.
+    """
+    p: Any = probs if hasattr(probs, "unbind") else np.asarray(probs, dtype=np.float64)
+    out = p[..., _SWAP]
+    out[..., 0] = 1.0 - p[..., 0]
+    return out  # type: ignore[no-any-return]

@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from nard_rl.engine.position import PositionError, flip_boards
+from nard_rl.engine.position import apply_steps as engine_apply_steps
 from nard_rl.engine.rules import RuleSet, get_rules
 from nard_rl.players.base import Player
 
@@ -96,25 +98,18 @@ def build_shim() -> Path | None:
 
 
 def apply_steps(board: np.ndarray, steps: list[int]) -> np.ndarray:
-    """The board after gnubg's per-die steps ``(from, to)...`` (25 bar, 0 off, 0/0 unused).
-
-    A step landing on a lone opposing checker hits it (R10).
-    """
-    b = np.array(board, dtype=np.int64)
-    for k in range(0, len(steps) - 1, 2):
-        src, dst = int(steps[k]), int(steps[k + 1])
-        if src == 0:
-            break
-        if b[src] <= 0:
-            raise GnubgError(f"gnubg moved from point {src}, where the mover has no checker")
-        b[src] -= 1
-        if dst >= 1:
-            if b[dst] == -1:
-                b[dst] = 1
-                b[0] -= 1
-            else:
-                b[dst] += 1
-    return b.astype(np.int8)
+    """The board after gnubg's per-die steps ``(from, to)...`` (25 bar, 0 off, 0/0 unused),
+    played by the engine's ``apply_steps`` (hits included, R10)."""
+    pairs = [
+        (int(steps[k]), int(steps[k + 1]))
+        for k in range(0, len(steps) - 1, 2)
+        if int(steps[k]) != 0
+    ]
+    try:
+        after = engine_apply_steps(board, pairs)[1]
+    except PositionError as exc:
+        raise GnubgError(f"gnubg's play cannot be played here: {exc}") from None
+    return np.array(after, dtype=np.int8)
 
 
 def _all_off(afters: np.ndarray) -> np.ndarray:
@@ -289,7 +284,7 @@ class GnubgPlayer(Player):
                 picks[i] = match[0]
             elif self.rules.waste_rule:
                 # R29 ruled out gnubg's play: rank our legal plays with gnubg instead.
-                theirs = self.evaluate(np.ascontiguousarray(-plays[:, ::-1]))
+                theirs = self.evaluate(flip_boards(plays))
                 picks[i] = int(np.argmin(theirs))
             else:
                 raise GnubgError(
