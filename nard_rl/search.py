@@ -47,6 +47,7 @@ from nard_rl.engine.position import flip_boards
 from nard_rl.engine.rules import RuleSet, cubeless_equity, get_rules, swap_sides
 from nard_rl.evaluator import Evaluator, check_afterstates, exact_finished
 from nard_rl.players.base import Player
+from nard_rl.selfplay import _append_passes
 
 __all__ = [
     "MAX_PLY",
@@ -374,21 +375,10 @@ def _replies(boards: np.ndarray, dice: np.ndarray, mars: bool) -> tuple[np.ndarr
     """Every legal play of each (board, roll), as ``legal_afterstates_batch``, except that a
     roll with no legal play (R16) yields the board itself as its one "play"."""
     afters, offsets = legal_afterstates_batch(boards, dice, mars)
-    counts = np.diff(offsets)
-    empty = counts == 0
-    if not empty.any():
-        return afters, offsets
-    sizes = np.maximum(counts, 1)
-    new_off = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
-    seg = np.repeat(np.arange(boards.shape[0]), sizes)
-    local = np.arange(new_off[-1]) - new_off[seg]
-    src = np.minimum(offsets[seg] + local, max(afters.shape[0] - 1, 0))
-    out = np.empty((new_off[-1], 26), dtype=np.int8)
-    full = ~empty[seg]
-    if afters.shape[0]:
-        out[full] = afters[src[full]]
-    out[~full] = boards[seg[~full]]
-    return out, new_off
+    nomove = np.diff(offsets) == 0
+    if nomove.any():
+        return _append_passes(afters, offsets, boards, nomove)
+    return afters, offsets
 
 
 class SearchPlayer(Player):
