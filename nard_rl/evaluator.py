@@ -8,6 +8,11 @@ the opponent to roll) to ``(N, 5)`` float32 cumulative outcome probabilities
 Whatever does the estimating, finished games (the mover has borne off all 15) are answered
 exactly, so no caller ever depends on a net's guess about a position whose result is
 already on the board.  ``load_evaluator`` builds the evaluator a player spec names.
+
+``CompositeEvaluator`` (what ``default`` loads) routes each position by its class
+(``nard_rl.engine.classify``) in one call: no-contact bear-offs to the exact one-sided
+bear-off database (``nard_rl.engine.bearoff``), other no-contact races to the race net
+(``checkpoints/nard-race.pt``), contact positions to the contact net.
 """
 
 from __future__ import annotations
@@ -20,10 +25,14 @@ import torch
 
 from nard_rl.encoding import get_encoding
 from nard_rl.engine.batch import outcomes
+from nard_rl.engine.bearoff import BearoffDatabase, get_bearoff_database
+from nard_rl.engine.classify import BEAROFF, CONTACT, RACE, classify
 from nard_rl.engine.rules import RuleSet, get_rules
 from nard_rl.network import EquityNet, NetSpec, load_network
 
 __all__ = [
+    "RACE_CHECKPOINT",
+    "CompositeEvaluator",
     "Evaluator",
     "NetEvaluator",
     "check_afterstates",
@@ -108,23 +117,106 @@ class NetEvaluator:
         return probs
 
 
+class CompositeEvaluator:
+    """Exact finished games, the bear-off database, a race net and a contact net, each
+    answering the positions of its class; one batched call per part."""
+
+    def __init__(
+        self,
+        contact: NetEvaluator,
+        *,
+        race: NetEvaluator | None = None,
+        bearoff: BearoffDatabase | None = None,
+        rules: RuleSet | str | None = None,
+    ) -> None:
+        self.rules = get_rules(rules or contact.rules)
+        if bearoff is not None and bearoff.waste_rule != self.rules.waste_rule:
+            raise ValueError(
+                f"bear-off database built {'with' if bearoff.waste_rule else 'without'} the "
+                f"pip-waste rule (R29) does not fit rule set {self.rules.name!r}"
+            )
+        self.contact = contact
+        self.race = race
+        self.bearoff = bearoff
+        self.name = contact.name
+
+    def route(self, afterstates: np.ndarray) -> np.ndarray:
+        """Which part answers each row: -1 finished, else a class of ``classify`` after
+        fallbacks (no database: races; no race net: contact)."""
+        arr = check_afterstates(afterstates)
+        return self._route(arr, exact_finished(arr)[0])
+
+    def _route(self, arr: np.ndarray, done: np.ndarray) -> np.ndarray:
+        cls = classify(arr)
+        if self.bearoff is None:
+            cls[cls == BEAROFF] = RACE
+        if self.race is None:
+            cls[cls == RACE] = CONTACT
+        cls[done] = -1
+        return cls
+
+    def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
+        arr = check_afterstates(afterstates)
+        done, probs = exact_finished(arr)
+        if arr.shape[0] == 0:
+            return probs
+        route = self._route(arr, done)
+        parts: list[tuple[int, object]] = [
+            (BEAROFF, self.bearoff),
+            (RACE, self.race),
+            (CONTACT, self.contact),
+        ]
+        for cls, part in parts:
+            rows = np.flatnonzero(route == cls)
+            if rows.size == 0 or part is None:
+                continue
+            sub = arr[rows]
+            if isinstance(part, BearoffDatabase):
+                probs[rows] = part.probabilities(sub)
+            else:
+                assert isinstance(part, NetEvaluator)
+                probs[rows] = part.net_probabilities(sub)
+        return probs
+
+
+RACE_CHECKPOINT = "nard-race.pt"
+"""The shipped race net, next to the contact net in ``checkpoints/``."""
+
+
+def race_checkpoint_path() -> Path | None:
+    """The shipped race net, or None when this install has none."""
+    from nard_rl.net_player import default_checkpoint_path
+
+    path = default_checkpoint_path().parent / RACE_CHECKPOINT
+    return path if path.is_file() else None
+
+
 def _checkpoint_path(spec: str, rules: RuleSet) -> Path:
     """``default`` resolves to the shipped net; anything else is a checkpoint path."""
-    if spec == "default":
-        from nard_rl.net_player import default_checkpoint_path
+    from nard_rl.net_player import resolve_checkpoint
 
-        return default_checkpoint_path()
-    path = Path(spec)
-    if not path.is_file():
-        raise FileNotFoundError(f"evaluator spec {spec!r}: no checkpoint at {path}")
-    return path
+    return resolve_checkpoint(spec, rules)
 
 
 def load_evaluator(
     spec: str = "default", *, rules: RuleSet | str = "standard", device: str = "cpu"
 ) -> Evaluator:
-    """The evaluator a spec names: ``default`` (the shipped nets) or a checkpoint path."""
+    """The evaluator a spec names.
+
+    ``default``: the composite of the shipped contact net (the rule set's own when one is
+    shipped), the shipped race net and the rule set's bear-off database.  A checkpoint
+    path: that net for contact and races, the bear-off database for no-contact bear-offs
+    (exact knowledge only ever replaces a guess).
+    """
     if not isinstance(spec, str) or not spec:
         raise ValueError(f"evaluator spec must be a non-empty string, got {spec!r}")
     rs = get_rules(rules)
-    return NetEvaluator.from_checkpoint(_checkpoint_path(spec, rs), rules=rs, device=device)
+    contact = NetEvaluator.from_checkpoint(_checkpoint_path(spec, rs), rules=rs, device=device)
+    race = None
+    if spec == "default":
+        race_path = race_checkpoint_path()
+        if race_path is not None:
+            race = NetEvaluator.from_checkpoint(race_path, rules=rs, device=device)
+    return CompositeEvaluator(
+        contact, race=race, bearoff=get_bearoff_database(rs.waste_rule), rules=rs
+    )
