@@ -16,15 +16,21 @@ from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
+from nard_rl.distributed import (
+    init_distributed,
+    rank_rng,
+    restore_rngs,
+    rng_checkpoint,
+    weights_digest,
+)
 from nard_rl.encoding import get_encoding
 from nard_rl.engine.rules import get_rules
 from nard_rl.evaluation import play_match
-from nard_rl.network import NetSpec, load_checkpoint, resolve_device, save_checkpoint
+from nard_rl.network import NetSpec, load_checkpoint, save_checkpoint
 from nard_rl.selfplay import SelfPlay
 
 LAST = "last.pt"
@@ -38,25 +44,6 @@ def _plain(cfg: Any) -> dict[str, Any]:
     return dict(cfg)
 
 
-def _rng_state(rng: np.random.Generator) -> dict[str, Any]:
-    # numpy's PCG64 state holds 128-bit ints; store them as strings (weights_only-safe)
-    st = rng.bit_generator.state
-    return json.loads(json.dumps(st, default=str), parse_int=str)
-
-
-def _restore_rng(state: dict[str, Any]) -> np.random.Generator:
-    def ints(o: Any) -> Any:
-        if isinstance(o, dict):
-            return {k: ints(v) for k, v in o.items()}
-        if isinstance(o, str) and o.lstrip("-").isdigit():
-            return int(o)
-        return o
-
-    rng = np.random.default_rng()
-    rng.bit_generator.state = ints(state)
-    return rng
-
-
 def train(cfg: Any, run_dir: str | Path | None = None) -> Path:
     """Train per ``cfg`` (a ``TrainConfig`` or its OmegaConf form); returns the last checkpoint."""
     conf = _plain(cfg)
@@ -64,7 +51,9 @@ def train(cfg: Any, run_dir: str | Path | None = None) -> Path:
     run = Path(run_dir) if run_dir is not None else Path(conf["out_dir"]) / conf["name"]
     run.mkdir(parents=True, exist_ok=True)
     ckpt_dir = run / "checkpoints"
-    device = resolve_device(conf["device"])
+    # under torchrun: this rank's device and process group (one process: a no-op context)
+    ctx = init_distributed(conf["device"])
+    device = ctx.device
     if tr.get("threads"):
         torch.set_num_threads(int(tr["threads"]))
     enc = get_encoding(conf["encoding"]["name"])
@@ -81,7 +70,7 @@ def train(cfg: Any, run_dir: str | Path | None = None) -> Path:
     seed = int(conf["seed"])
     torch.manual_seed(seed)
     random.seed(seed)
-    rng = np.random.default_rng(seed)
+    rng = rank_rng(seed, ctx.rank)  # each rank its own dice; rank 0 = a one-process run
     net = spec.build().to(device)
     opt: torch.optim.Optimizer
     if tr["optimizer"] == "adam":
@@ -99,9 +88,10 @@ def train(cfg: Any, run_dir: str | Path | None = None) -> Path:
     if resume:
         path = ckpt_dir / LAST if resume == "auto" else Path(resume)
         if resume == "auto" and not path.exists():
-            print(f"resume=auto: no checkpoint in {ckpt_dir} yet, starting fresh")
+            if ctx.is_main:
+                print(f"resume=auto: no checkpoint in {ckpt_dir} yet, starting fresh")
         else:
-            ckpt = load_checkpoint(path, map_location=device)
+            ckpt = load_checkpoint(path, map_location="cpu")  # states go where they belong
             if NetSpec.from_dict(ckpt["spec"]) != spec:
                 raise ValueError(f"{path} has a different network spec: {ckpt['spec']}")
             net.load_state_dict(ckpt["model"])
@@ -111,16 +101,13 @@ def train(cfg: Any, run_dir: str | Path | None = None) -> Path:
             step = int(ckpt["step"])
             extra = ckpt.get("extra", {})
             history = list(extra.get("history", [{"from_games": 0, "config": ckpt["config"]}]))
-            if "rng" in extra:
-                rng = _restore_rng(extra["rng"])
-            if "torch_rng" in extra:
-                torch.set_rng_state(extra["torch_rng"])
-            print(f"resumed from {path} at {games_done:,} games")
-    history.append({"from_games": games_done, "config": conf})
+            rng = restore_rngs(extra, ctx, seed, games_done)
+            if ctx.is_main:
+                print(f"resumed from {path} at {games_done:,} games")
+    ctx.broadcast_module(net)  # every rank starts from rank 0's weights
+    history.append({"from_games": games_done, "config": conf, "world_size": ctx.world_size})
 
-    from torch.utils.tensorboard import SummaryWriter
-
-    writer = SummaryWriter(str(run / "tb"))
+    writer = ctx.summary_writer(str(run / "tb"))  # rank 0 logs, the others do not
     writer.add_text("config/resolved", "```\n" + json.dumps(conf, indent=2) + "\n```", step)
     sp = SelfPlay(
         tr["parallel_games"],
@@ -131,6 +118,7 @@ def train(cfg: Any, run_dir: str | Path | None = None) -> Path:
         explore=tr["explore"],
         loss=tr["loss"],
         td_lambda=tr.get("td_lambda", 0.0),
+        grad_sync=ctx.sync_gradients if ctx.enabled else None,
     )
     total = int(tr["games"])
 
@@ -139,8 +127,17 @@ def train(cfg: Any, run_dir: str | Path | None = None) -> Path:
         return float(tr["lr"] + (tr["lr_final"] - tr["lr"]) * frac)
 
     def checkpoint(tag: str | None = None) -> Path:
-        extra = {"rng": _rng_state(rng), "torch_rng": torch.get_rng_state(), "history": history}
+        # collectives first (every rank), then rank 0 alone writes
+        extra = {**rng_checkpoint(ctx, rng), "history": history}
+        extra["distributed"] = {
+            **ctx.metadata(),
+            "weights_digests": ctx.gather_objects(weights_digest(net)),
+            # games each rank finished since this (re)start; their sum is in "games"
+            "games_by_rank": ctx.gather_objects(sp.games_finished),
+        }
         last = ckpt_dir / LAST
+        if not ctx.is_main:
+            return last
         save_checkpoint(
             last, net, spec, games=games_done, step=step, config=conf, optimizer=opt, extra=extra
         )
@@ -162,19 +159,28 @@ def train(cfg: Any, run_dir: str | Path | None = None) -> Path:
 
         net.eval()
         me = NetworkPlayer(net, spec, rules=rules, device=device, name="net")
-        res = play_match(me, make_player("pubeval"), n_games, seed=12345, rules=rules)
+        res = play_match(
+            me, make_player("pubeval"), n_games, seed=12345, rules=rules, shard=ctx.enabled
+        )
         net.train()
         writer.add_scalar(f"eval/{tag}_ppg_vs_pubeval", res.ppg, games_done)
         writer.add_scalar(f"eval/{tag}_ci95", res.ci95, games_done)
         writer.add_scalar(f"eval/{tag}_win_rate", res.win_rate, games_done)
-        tqdm.write(f"[{games_done:,} games] {res.summary()}")
+        if ctx.is_main:
+            tqdm.write(f"[{games_done:,} games] {res.summary()}")
         return res.ppg
 
     next_ckpt = (games_done // tr["checkpoint_every"] + 1) * tr["checkpoint_every"]
     next_eval = (
         (games_done // tr["eval_every"] + 1) * tr["eval_every"] if tr["eval_every"] else None
     )
-    bar = tqdm(total=total, initial=min(games_done, total), unit="game", dynamic_ncols=True)
+    bar = tqdm(
+        total=total,
+        initial=min(games_done, total),
+        unit="game",
+        dynamic_ncols=True,
+        disable=not ctx.is_main,
+    )
     t_log = time.perf_counter()
     g_log = games_done
     loss_acc, n_acc = 0.0, 0
@@ -185,11 +191,14 @@ def train(cfg: Any, run_dir: str | Path | None = None) -> Path:
                 group["lr"] = lr_at(games_done)
             st = sp.step(net, opt)
             step += 1
-            loss_acc += st.loss
+            # the game count is global: every rank takes the same checkpoint/eval branches
+            finished, loss = ctx.all_sum([st.finished, st.loss])
+            finished = int(finished)
+            loss_acc += loss / ctx.world_size
             n_acc += 1
-            if st.finished:
-                games_done += st.finished
-                bar.update(min(st.finished, max(0, total - bar.n)))
+            if finished:
+                games_done += finished
+                bar.update(min(finished, max(0, total - bar.n)))
             if step % tr["log_every"] == 0:
                 now = time.perf_counter()
                 gps = (games_done - g_log) / max(1e-9, now - t_log)
@@ -222,5 +231,7 @@ def train(cfg: Any, run_dir: str | Path | None = None) -> Path:
         {"hparam/ppg_vs_pubeval": final_ppg if final_ppg is not None else float("nan")},
     )
     writer.close()
-    print(f"checkpoint: {last}")
+    if ctx.is_main:
+        print(f"checkpoint: {last}")
+    ctx.close()
     return last
