@@ -1,0 +1,288 @@
+"""Move and cube analysis shared by every front end (HTTP, gnubg's protocol, JSON lines).
+
+Nothing here evaluates positions on its own: probabilities come from the shared
+evaluator (``nard_rl.evaluator.load_evaluator``) and, above 0-ply, from the lookahead
+``nard_rl.search.Search``; cube actions from ``nard_rl.cube``; legal plays from the
+engine.  What this module adds is the glue every front end needs: one evaluator per rule
+set, the utility for the cube and score, the ranking as JSON-ready dicts, the bot's
+decisions (roll or double, take or pass, the play, a resignation answer).
+
+The split between ``plays`` (move generation), the evaluation (``probabilities``, batched
+by the server across requests) and ``ranking`` (pure post-processing) is what lets the
+HTTP server evaluate the positions of many concurrent requests in one forward pass.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from nard_rl.cube import PROB_NAMES, CubeDecision, CubeState, score_utility
+from nard_rl.cubeful import CubeAdvisor
+from nard_rl.engine.movegen import legal_afterstates
+from nard_rl.engine.movetext import format_steps
+from nard_rl.engine.position import Position, PositionError
+from nard_rl.engine.rules import RuleSet, get_rules
+from nard_rl.evaluator import Evaluator, load_evaluator
+from nard_rl.met import MatchScore
+from nard_rl.search import MAX_PLY, Search
+from nard_rl.server.state import DecisionState
+
+Utility = Callable[[np.ndarray], np.ndarray]
+
+RESIGN_VALUES = {"single": 1, "gammon": 2, "backgammon": 3}
+
+
+def probs_dict(p: np.ndarray | list[float]) -> dict[str, float]:
+    """Five cumulative probabilities as a JSON object in ``PROB_NAMES`` order."""
+    return {k: round(float(v), 5) for k, v in zip(PROB_NAMES, p, strict=True)}
+
+
+@dataclass(frozen=True)
+class Plays:
+    """The legal plays of one position and roll, before evaluation."""
+
+    afters: np.ndarray
+    steps: np.ndarray
+
+
+class Analyzer:
+    """Evaluators per rule set and every decision the server, gnubg and the CLI ask for.
+
+    ``net`` is an evaluator spec (``default`` or a checkpoint path), ``ply`` the default
+    lookahead of hints, ``cube_ply`` that of cube decisions (one roll ahead by default,
+    see ``nard_rl.cubeful``).  Evaluators, searches and cube advisors are built on first
+    use and kept (their caches then serve every request); all evaluation goes through one
+    lock because a torch module is not meant to run from several threads at once.
+    """
+
+    def __init__(
+        self, net: str = "default", *, ply: int = 0, cube_ply: int = 1, device: str = "cpu"
+    ) -> None:
+        self.net = net
+        self.ply = check_ply(ply)
+        self.cube_ply = check_ply(cube_ply)
+        self.device = device
+        self._evaluators: dict[str, Evaluator] = {}
+        self._searches: dict[str, Search] = {}
+        self._advisors: dict[tuple[RuleSet, int], CubeAdvisor] = {}
+        self.lock = threading.RLock()
+
+    # evaluation ---------------------------------------------------------------------------
+    def evaluator(self, rules: RuleSet | str) -> Evaluator:
+        name = get_rules(rules).name
+        ev = self._evaluators.get(name)
+        if ev is None:
+            ev = load_evaluator(self.net, rules=name, device=self.device)
+            self._evaluators[name] = ev
+        return ev
+
+    def search(self, rules: RuleSet | str) -> Search:
+        """The shared lookahead search of a rule set (its cache serves every request)."""
+        name = get_rules(rules).name
+        s = self._searches.get(name)
+        if s is None:
+            s = Search(self.evaluator(name))
+            self._searches[name] = s
+        return s
+
+    def advisor(self, rules: RuleSet, ply: int | None = None) -> CubeAdvisor:
+        """The shared cube advisor for a rule set (Jacoby switch included) and ply."""
+        key = (rules, self.cube_ply if ply is None else check_ply(ply))
+        adv = self._advisors.get(key)
+        if adv is None:
+            adv = CubeAdvisor(self.evaluator(rules), ply=key[1], rules=rules)
+            self._advisors[key] = adv
+        return adv
+
+    def probabilities(self, afters: np.ndarray, rules: RuleSet | str) -> np.ndarray:
+        """0-ply probabilities of afterstates (mover's view): one forward pass."""
+        if afters.shape[0] == 0:
+            return np.zeros((0, 5), dtype=np.float64)
+        with self.lock:
+            return np.asarray(self.evaluator(rules).probabilities(afters), dtype=np.float64)
+
+    def pre_roll_probs(self, boards: np.ndarray, rules: RuleSet | str, ply: int) -> np.ndarray:
+        """Probabilities of the side on roll before rolling (the search's pre-roll
+        convention: the opponent's afterstate, sides swapped)."""
+        boards = np.asarray(boards, dtype=np.int8).reshape(-1, 26)
+        with self.lock:
+            return np.asarray(self.search(rules).pre_roll_probs(boards, ply=ply), np.float64)
+
+    # utilities ----------------------------------------------------------------------------
+    @staticmethod
+    def utility(state: DecisionState) -> tuple[Utility, str]:
+        """What plays are ranked by (``nard_rl.cube.score_utility``: money equity times
+        the cube, or the match-winning chance at the score), with its name."""
+        name = "match_winning_chance" if state.match is not None else "money_equity"
+        return score_utility(state.rules, state.cube, state.match), name
+
+    # moves ---------------------------------------------------------------------------------
+    @staticmethod
+    def plays(state: DecisionState) -> Plays:
+        if state.dice is None:
+            raise PositionError('"dice" are needed to choose a play')
+        board = state.position.array()
+        afters, steps = legal_afterstates(board, *state.dice, state.rules.waste_rule)
+        return Plays(afters, steps)
+
+    def ranking(
+        self, state: DecisionState, plays: Plays, probs: np.ndarray, top: int | None = None
+    ) -> dict[str, Any]:
+        """JSON-ready ranking of plays already evaluated at 0-ply, best first."""
+        utility, name = self.utility(state)
+        if plays.afters.shape[0] == 0:
+            return {"equity": name, "ply": 0, "plays": []}
+        eq = np.asarray(utility(probs), dtype=np.float64)
+        order = np.argsort(-eq, kind="stable")[:top]
+        board = state.position.board
+        best = float(eq[order[0]])
+        rows = [
+            _play_json(
+                format_steps(board, plays.steps[i]),
+                plays.afters[i].tolist(),
+                probs[i],
+                float(eq[i]),
+                float(eq[i]) - best,
+                0,
+            )
+            for i in order
+        ]
+        return {"equity": name, "ply": 0, "plays": rows}
+
+    def rank(
+        self, state: DecisionState, ply: int | None = None, top: int | None = None
+    ) -> dict[str, Any]:
+        """Every legal play ranked, synchronously (CLI and thread-pool use)."""
+        ply = self.ply if ply is None else check_ply(ply)
+        if ply == 0:
+            plays = self.plays(state)
+            return self.ranking(state, plays, self.probabilities(plays.afters, state.rules), top)
+        if state.dice is None:
+            raise PositionError('"dice" are needed to choose a play')
+        utility, name = self.utility(state)
+        with self.lock:
+            ranked = self.search(state.rules).rank(
+                state.position.array(), state.dice, ply=ply, utility=utility
+            )
+        rows = [
+            _play_json(r.move, list(r.board), np.asarray(r.probs), r.equity, r.diff, r.ply)
+            for r in ranked[:top]
+        ]
+        return {"equity": name, "ply": ply, "plays": rows}
+
+    def best_play(self, state: DecisionState, ply: int | None = None) -> tuple[str, list[int]]:
+        """The play the bot makes: notation and resulting board (``""`` and the unchanged
+        board when the roll cannot be played, R16)."""
+        ranked = self.rank(state, ply, top=1)["plays"]
+        if not ranked:
+            return "", list(state.position.board)
+        return ranked[0]["move"], ranked[0]["board"]
+
+    # cube ----------------------------------------------------------------------------------
+    def cube_result(
+        self, state: DecisionState, probs: np.ndarray, ply: int | None = None
+    ) -> CubeDecision:
+        """The cube action of the player on roll from pre-roll probabilities."""
+        arr = state.position.array()
+        return self.advisor(state.rules, ply).decide_batch(
+            arr[None, :], [state.cube], [state.match], probs=probs[None, :]
+        )[0]
+
+    def cube_analysis(self, state: DecisionState, ply: int | None = None) -> dict[str, Any]:
+        """The pre-roll cube analysis (no double / double-take / double-pass and the
+        proper action) of the side on roll, synchronously."""
+        adv = self.advisor(state.rules, ply)
+        with self.lock:
+            probs = adv.probabilities(state.position.array()[None, :])[0]
+        return cube_json(state, probs, self.cube_result(state, probs, ply), adv.ply)
+
+    def should_double(self, state: DecisionState, ply: int | None = None) -> bool:
+        """Whether the side on roll doubles (``too_good`` plays on for the gammon)."""
+        return self.cube_analysis(state, ply)["decision"] in ("double_take", "double_pass")
+
+    def should_take(self, state: DecisionState, ply: int | None = None) -> bool:
+        """Whether the side whose view ``state`` is takes the opponent's double.
+
+        ``state.position`` is the receiver's view with the doubler on roll; the cube
+        (value before the double, owner from the receiver's view) likewise.  Answered by
+        the shared ``take_decision`` from the doubler's view.
+        """
+        doubler = doubler_state(state)
+        with self.lock:
+            return self.advisor(state.rules, ply).takes(
+                doubler.position.array(), doubler.cube, doubler.match
+            )
+
+    def accept_resignation(self, state: DecisionState, kind: str) -> bool:
+        """Whether the bot (``state.position`` its view, the resigner on roll) accepts a
+        resignation of ``kind``: when what it is offered is worth at least what it
+        expects from playing on (at 0-ply, the bot having just moved)."""
+        if kind not in RESIGN_VALUES:
+            raise PositionError(f"resignation must be one of {', '.join(RESIGN_VALUES)}")
+        probs = self.probabilities(state.position.array()[None, :], state.rules)
+        utility, _ = self.utility(state)
+        expected = float(np.asarray(utility(probs))[0])
+        level = RESIGN_VALUES[kind]
+        offered = np.array([[1.0, float(level >= 2), float(level >= 3), 0.0, 0.0]])
+        return float(np.asarray(utility(offered))[0]) >= expected - 1e-9
+
+
+def _play_json(
+    move: str, board: list[int], probs: np.ndarray, equity: float, diff: float, ply: int
+) -> dict[str, Any]:
+    return {
+        "move": move,
+        "equity": round(equity, 5),
+        "diff": round(diff, 5),
+        "probs": probs_dict(probs),
+        "ply": ply,
+        "board": board,
+        "position_id": Position(board, validate=False).flip().position_id(),
+    }
+
+
+def check_ply(ply: object) -> int:
+    if isinstance(ply, bool) or not isinstance(ply, int) or not 0 <= ply <= MAX_PLY:
+        raise PositionError(f'"ply" must be an integer in 0..{MAX_PLY}, got {ply!r}')
+    return ply
+
+
+def doubler_state(state: DecisionState) -> DecisionState:
+    """The receiver's decision state seen by the doubler (on roll): board flipped, cube
+    owner and score swapped."""
+    owner = {"centered": "centered", "mover": "opponent", "opponent": "mover"}[state.cube.owner]
+    m = state.match
+    match = None if m is None else MatchScore(m.length, m.score_opp, m.score_me, m.crawford)
+    return DecisionState(
+        state.position.flip(), state.rules, None, CubeState(state.cube.value, owner), match
+    )
+
+
+def cube_json(state: DecisionState, probs: np.ndarray, d: CubeDecision, ply: int) -> dict[str, Any]:
+    """A cube decision as JSON, with the probabilities behind it."""
+    out: dict[str, Any] = {
+        "decision": d.decision,
+        "take": d.take,
+        "no_double": _round(d.no_double),
+        "double_take": _round(d.double_take),
+        "double_pass": _round(d.double_pass),
+        "optimal": _round(d.optimal),
+        "cubeless": _round(d.cubeless),
+        "x": round(d.x, 4),
+        "ply": ply,
+        "probs": probs_dict(probs),
+        "cube": {"value": state.cube.value, "owner": state.cube.owner},
+        "match": state.match_dict,
+    }
+    if d.match_equities is not None:
+        out["match_equities"] = {k: _round(v) for k, v in d.match_equities.items()}
+    return out
+
+
+def _round(v: float | None) -> float | None:
+    return None if v is None else round(float(v), 5)

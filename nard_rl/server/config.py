@@ -1,0 +1,94 @@
+"""Settings of ``nard serve``: defaults, a config file, command-line flags (last wins).
+
+The config file is JSON (``.json``) or TOML (``.toml``, Python 3.11+) with the field
+names below at the top level, e.g. ``{"port": 8080, "ply": 1, "max_wait_ms": 2}``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    host: str = "127.0.0.1"
+    """Interface to listen on (0.0.0.0 exposes the server to the network)."""
+    port: int = 8000
+    workers: int = 1
+    """uvicorn worker processes; each loads its own net and batches on its own."""
+    net: str = "default"
+    """Evaluator spec: ``default`` (the shipped nets) or a checkpoint path."""
+    rules: str = "standard"
+    """Rule set of requests that do not name one."""
+    ply: int = 0
+    """Lookahead of hints and bot plays when a request does not ask for one."""
+    cube_ply: int = 1
+    """Lookahead behind cube decisions (pre-roll probabilities one roll ahead)."""
+    max_batch: int = 8192
+    """Most afterstates evaluated in one forward pass by the micro-batcher."""
+    max_wait_ms: float = 1.0
+    """Longest a request waits for others to join its batch."""
+    max_body_bytes: int = 262_144
+    """Largest request body (413 beyond); ``/v1/evaluate`` also takes at most 512
+    positions (``nard_rl.server.models.MAX_EVALUATE_POSITIONS``)."""
+    max_sessions: int = 1000
+    """Game sessions kept in memory (the least recently used one is dropped first)."""
+    torch_threads: int = 1
+    """CPU threads of the forward pass (one keeps latency low next to the event loop)."""
+    gnubg_external: int | None = None
+    """TCP port for gnubg's external-player protocol (None: off)."""
+    gnubg_host: str = "127.0.0.1"
+    gnubg_log: str | None = None
+    """File that receives every gnubg board line and its answer (JSON lines)."""
+    http: bool = True
+    """Serve HTTP (false: only the gnubg external-player port)."""
+
+    def validate(self) -> ServerConfig:
+        checks = [
+            (1 <= self.port <= 65535, f"port must be 1..65535, got {self.port}"),
+            (self.workers >= 1, f"workers must be >= 1, got {self.workers}"),
+            (0 <= self.ply <= 3, f"ply must be 0..3, got {self.ply}"),
+            (0 <= self.cube_ply <= 3, f"cube_ply must be 0..3, got {self.cube_ply}"),
+            (self.max_batch >= 1, "max_batch must be >= 1"),
+            (0 <= self.max_wait_ms <= 1000, "max_wait_ms must be 0..1000"),
+            (self.max_body_bytes >= 1024, "max_body_bytes must be >= 1024"),
+            (self.max_sessions >= 1, "max_sessions must be >= 1"),
+            (self.torch_threads >= 1, "torch_threads must be >= 1"),
+            (
+                self.gnubg_external is None or 1 <= self.gnubg_external <= 65535,
+                "gnubg_external must be a port 1..65535",
+            ),
+            (self.http or self.gnubg_external is not None, "nothing to serve"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ValueError(message)
+        return self
+
+    def updated(self, values: dict[str, Any]) -> ServerConfig:
+        known = {f.name: f for f in fields(self)}
+        unknown = sorted(set(values) - set(known))
+        if unknown:
+            raise ValueError(f"unknown server settings {unknown}; known: {sorted(known)}")
+        return replace(self, **values).validate()
+
+
+def load_config(path: str | Path | None, **overrides: Any) -> ServerConfig:
+    """Defaults, then the file at ``path``, then the ``overrides`` that are not None."""
+    config = ServerConfig()
+    if path is not None:
+        p = Path(path)
+        text = p.read_text()
+        if p.suffix == ".toml":
+            import tomllib
+
+            data = tomllib.loads(text)
+        else:
+            data = json.loads(text)
+        if not isinstance(data, dict):
+            raise ValueError(f"{p}: the config must be an object of settings")
+        config = config.updated(data)
+    return config.updated({k: v for k, v in overrides.items() if v is not None})
