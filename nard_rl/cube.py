@@ -121,6 +121,13 @@ class CubeState:
         if self.owner != "centered" and v < 2:
             raise ValueError("an owned cube has been doubled at least once: value >= 2 (R24)")
 
+    @classmethod
+    def from_seats(cls, value: int, owner_seat: int | None, viewer: int) -> CubeState:
+        """The cube of a game (owner by seat, None when centered) seen by seat ``viewer``."""
+        if owner_seat is None:
+            return cls(int(value), "centered")
+        return cls(int(value), "mover" if owner_seat == viewer else "opponent")
+
 
 @dataclass(frozen=True)
 class CubeDecision:
@@ -390,3 +397,97 @@ def cube_decision(
         x,
         mwc if match is not None else None,
     )
+
+
+# --------------------------------------------------------------------------------------
+# the receiver's answer, and score-aware utilities for checker play
+
+
+def take_decision(
+    doubler_probs: Sequence[float] | np.ndarray,
+    cube: CubeState,
+    match: MatchScore | None = None,
+    *,
+    x: float = CONTACT_X,
+    rules: RuleSet | str = "standard",
+    met: MatchEquityTable | None = None,
+) -> bool:
+    """Whether the receiver of a double should take: the one shared answer to a double.
+
+    Everything is seen from the **doubler** (the player on roll who offers the double):
+    ``doubler_probs`` are its pre-roll probabilities, ``cube`` the cube before the double
+    from its view (``centered`` or ``mover``), ``match`` the score from its view, ``x``
+    the position's cube efficiency.  The receiver takes when the doubled, redoubleable
+    game is worth no more to the doubler than the points of a pass (``cube_decision``'s
+    ``take``).  Answering a double with the receiver's own cube decision, as if the
+    receiver were on roll, asks the wrong question: it is the take point of a double the
+    receiver has not been offered.
+    """
+    if cube.owner == "opponent":
+        raise ValueError("the receiver owns the cube (R23): there is no double to answer")
+    d = cube_decision(doubler_probs, cube, match, x=x, rules=rules, met=met)
+    if d.take is None:
+        raise ValueError(f"no double can be offered here ({d.decision}): nothing to answer")
+    return d.take
+
+
+Utility = Callable[[np.ndarray], np.ndarray]
+"""``(N, 5)`` probabilities from the mover's view -> ``(N,)`` value the mover maximises
+(the same type as ``nard_rl.search.Utility``)."""
+
+
+def score_utility(
+    rules: RuleSet | str = "standard",
+    cube: CubeState | None = None,
+    match: MatchScore | None = None,
+    *,
+    met: MatchEquityTable | None = None,
+) -> Utility:
+    """What a checker play should maximise at this cube and score, from the mover's view.
+
+    Money (``match`` None): the cubeless money equity times the stake, the Jacoby rule
+    (R32) applied while the cube is centered (an automatic double, R31, raises the stake
+    but leaves the cube centered, so gammons still count single under Jacoby).  The stake
+    scales every play alike, so it changes no choice; it is kept so that values read as
+    points.  Match: the match-winning chance after the game, each outcome (single,
+    gammon, backgammon, won or lost at the current cube) mapped through the MET at the
+    score, capped at the points needed (R33), Crawford and post-Crawford (R34).  So a
+    gammon the leader cannot use is worth nothing to it, and a gammon that wins the match
+    is worth as much as the match.  The cube is treated as dead for the game (its level
+    sets the stakes, its owner no recube vig): a play's value is about the game's outcome
+    distribution, where the recube vig is second order.
+
+    The mover is the player whose score is ``match.score_me``: for an afterstate that is
+    the player who just moved.
+    """
+    r = get_rules(rules)
+    cube = cube or CubeState()
+    if match is None:
+        turned = cube.owner != "centered"
+        stake = float(cube.value)
+
+        def money(probs: np.ndarray) -> np.ndarray:
+            return stake * np.asarray(cubeless_equity(probs, r, cube_turned=turned))
+
+        return money
+    if cube.owner == "centered" and cube.value > 1:
+        raise ValueError("a centered cube above 1 needs automatic doubles (R31), not in matches")
+    table = met or MatchEquityTable.default()
+    c, a_me, a_opp = cube.value, match.away_me, match.away_opp
+    values = (1, r.gammon_value, r.backgammon_value)
+    win_u = np.array([table.after_game(a_me, a_opp, c * v) for v in values])
+    lose_u = np.array([table.after_game(a_me, a_opp, -c * v) for v in values])
+
+    def match_winning_chance(probs: np.ndarray) -> np.ndarray:
+        p = np.asarray(probs, dtype=np.float64)
+        win, wg, wbg, lg, lbg = np.moveaxis(p, -1, 0)
+        return np.asarray(
+            (win - wg) * win_u[0]
+            + (wg - wbg) * win_u[1]
+            + wbg * win_u[2]
+            + (1.0 - win - lg) * lose_u[0]
+            + (lg - lbg) * lose_u[1]
+            + lbg * lose_u[2]
+        )
+
+    return match_winning_chance

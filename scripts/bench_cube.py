@@ -17,14 +17,25 @@ here applies Janowski's interpolation to the 2-ply probabilities directly, so pe
 agreement is not expected: borderline positions (a few hundredths of equity from a
 decision boundary) are where the two differ.
 
-Run: ``python scripts/bench_cube.py [--data PATH] [--x X]`` (``--x`` forces one cube
-efficiency for every position instead of ``cube_efficiency(board)``).
+With ``--net SPEC`` the probabilities are the net's own instead (``default`` or a
+checkpoint), read before the roll at ``--ply`` (0, 1, 2; ``nard cube`` uses 1) through
+``nard_rl.cubeful.CubeAdvisor``, the same path as ``nard cube --jsonl``.  Then the figure
+that matters is printed too: the **mean equity lost per decision** in millipoints, judged
+by gnubg's 2-ply cubeful equities (``equity_lost``): the doubler's loss (optimal minus the
+equity of the action taken, a double answered correctly being worth min(DT, DP)) plus the
+receiver's loss when its answer is wrong (|DT - DP|), 0 where doubling is unavailable;
+and the seconds per decision.
+
+Run: ``python scripts/bench_cube.py [--data PATH] [--x X] [--net default --ply 1]``
+(``--x`` forces one cube efficiency for every position instead of
+``cube_efficiency(board)``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -51,34 +62,71 @@ def load_records(path: str | Path = DATA) -> list[dict[str, Any]]:
         return [json.loads(line) for line in f if line.strip()]
 
 
-def decide(
-    rec: dict[str, Any], x: float | None = None, met: MatchEquityTable | None = None
-) -> CubeDecision:
-    """``cube_decision`` for one reference record, with gnubg's probabilities."""
-    probs = [rec["probs"][k] for k in PROB_NAMES]
+def record_state(rec: dict[str, Any]) -> tuple[CubeState, MatchScore | None]:
     cube = CubeState(int(rec["cube"]["value"]), rec["cube"]["owner"])
     m = rec["match"]
     match = None
     if m["length"]:
         match = MatchScore(m["length"], m["score"][0], m["score"][1], bool(m["crawford"]))
+    return cube, match
+
+
+def decide(
+    rec: dict[str, Any],
+    x: float | None = None,
+    met: MatchEquityTable | None = None,
+    probs: Any = None,
+) -> CubeDecision:
+    """``cube_decision`` for one reference record, with gnubg's probabilities (or ``probs``)."""
+    if probs is None:
+        probs = [rec["probs"][k] for k in PROB_NAMES]
+    cube, match = record_state(rec)
     eff = cube_efficiency(rec["board"]) if x is None else x
-    return cube_decision(probs, cube, match, x=eff, met=met)
+    return cube_decision(np.clip(probs, 0.0, 1.0), cube, match, x=eff, met=met)
 
 
-def benchmark(records: list[dict[str, Any]], x: float | None = None) -> dict[str, dict[str, Any]]:
-    """Agreement figures per kind of play (``money``, ``match``)."""
+def equity_lost(rec: dict[str, Any], d: CubeDecision) -> tuple[float, float]:
+    """(doubler's loss, receiver's loss) of decision ``d`` judged by the record's equities
+    (see the module docstring); both 0 where doubling is unavailable."""
+    e = rec["equities"]
+    if rec["decision"] == "unavailable" or e.get("double_take") is None:
+        return 0.0, 0.0
+    dt, dp = float(e["double_take"]), float(e["double_pass"])
+    doubled = d.decision in ("double_take", "double_pass")
+    chosen = min(dt, dp) if doubled else float(e["no_double"])
+    doubler = float(e["optimal"]) - chosen
+    right_take = dt <= dp
+    receiver = 0.0 if d.take is None or d.take == right_take else abs(dt - dp)
+    return doubler, receiver
+
+
+def benchmark(
+    records: list[dict[str, Any]], x: float | None = None, probs: np.ndarray | None = None
+) -> dict[str, dict[str, Any]]:
+    """Agreement figures per kind of play (``money``, ``match``, ``all``), on gnubg's
+    probabilities or on ``probs`` (one row per record)."""
     met = MatchEquityTable.default()
     out: dict[str, dict[str, Any]] = {}
-    for kind in ("money", "match"):
-        recs = [r for r in records if (r["match"]["length"] > 0) == (kind == "match")]
+    for kind in ("money", "match", "all"):
+        idx = [
+            i
+            for i, r in enumerate(records)
+            if kind == "all" or (r["match"]["length"] > 0) == (kind == "match")
+        ]
+        recs = [records[i] for i in idx]
         if not recs:
             continue
+        lost_double: list[float] = []
+        lost_take: list[float] = []
         confusion: Counter[tuple[str, str]] = Counter()
         takes = take_agree = 0
         doubles = double_take_agree = 0
         errors: dict[str, list[float]] = {k: [] for k in EQUITY_KEYS}
-        for rec in recs:
-            d = decide(rec, x, met)
+        for i, rec in zip(idx, recs, strict=True):
+            d = decide(rec, x, met, None if probs is None else probs[i])
+            ld, lt = equity_lost(rec, d)
+            lost_double.append(ld)
+            lost_take.append(lt)
             confusion[rec["decision"], d.decision] += 1
             if rec["take"] is not None and d.take is not None:
                 takes += 1
@@ -100,18 +148,55 @@ def benchmark(records: list[dict[str, Any]], x: float | None = None) -> dict[str
             "take_agreement_doubles": double_take_agree / doubles if doubles else float("nan"),
             "equity_mae": {k: float(np.mean(v)) if v else float("nan") for k, v in errors.items()},
             "confusion": confusion,
+            "lost_mp": 1000.0 * (float(np.mean(lost_double)) + float(np.mean(lost_take))),
+            "lost_double_mp": 1000.0 * float(np.mean(lost_double)),
+            "lost_take_mp": 1000.0 * float(np.mean(lost_take)),
         }
     return out
+
+
+def net_probabilities(
+    records: list[dict[str, Any]], net: str, ply: int
+) -> tuple[np.ndarray, float]:
+    """The net's pre-roll probabilities of every record at ``ply`` (one batch), and the
+    seconds that took."""
+    from nard_rl.cubeful import CubeAdvisor
+    from nard_rl.evaluator import load_evaluator
+
+    advisor = CubeAdvisor(load_evaluator(net), ply=ply)
+    boards = np.array([r["board"] for r in records], dtype=np.int8)
+    t0 = time.perf_counter()
+    probs = advisor.probabilities(boards)
+    return probs, time.perf_counter() - t0
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(DATA))
     ap.add_argument("--x", type=float, default=None, help="one cube efficiency for all")
+    ap.add_argument("--net", default=None, help="use this net's probabilities (e.g. default)")
+    ap.add_argument("--ply", type=int, default=1, help="lookahead of the net's probabilities")
+    ap.add_argument("--limit", type=int, default=0, help="use only the first N records")
     args = ap.parse_args()
-    res = benchmark(load_records(args.data), x=args.x)
+    records = load_records(args.data)
+    if args.limit:
+        records = records[: args.limit]
+    probs = None
+    if args.net:
+        probs, secs = net_probabilities(records, args.net, args.ply)
+        print(
+            f"probabilities: net {args.net} at {args.ply}-ply, {len(records)} positions in "
+            f"{secs:.1f} s ({1000 * secs / len(records):.1f} ms per position, one batch)"
+        )
+    else:
+        print("probabilities: gnubg 2-ply's own (the cube model alone)")
+    res = benchmark(records, x=args.x, probs=probs)
     for kind, r in res.items():
         print(f"== {kind}: {r['positions']} positions")
+        print(
+            f"equity lost:        {r['lost_mp']:.2f} mp per decision (doubling "
+            f"{r['lost_double_mp']:.2f} + take {r['lost_take_mp']:.2f})"
+        )
         print(f"decision agreement: {r['decision_agreement']:.3f}")
         print(f"take agreement:     {r['take_agreement']:.3f} (over {r['take_positions']})")
         print(

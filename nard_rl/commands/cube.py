@@ -6,17 +6,22 @@ import argparse
 import json
 import pickle
 import sys
+from typing import Any, TextIO
 
 import numpy as np
 
-from nard_rl.commands.moves import add_position_arguments, position_from_args
+from nard_rl.commands.common import (
+    add_position_arguments,
+    position_from_args,
+    position_from_request,
+)
 from nard_rl.cube import (
     PROB_NAMES,
     CubeDecision,
     CubeState,
     cube_decision,
-    cube_efficiency,
 )
+from nard_rl.cubeful import DEFAULT_CUBE_PLY, CubeAdvisor
 from nard_rl.engine.position import Position, PositionError
 from nard_rl.engine.rules import get_rules
 from nard_rl.met import MatchScore
@@ -50,20 +55,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jacoby", action="store_true", help="Jacoby rule (money play, R32)")
     parser.add_argument("--net", default="default", help="checkpoint path or 'default'")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.add_argument(
+        "--ply",
+        type=int,
+        default=DEFAULT_CUBE_PLY,
+        help=f"lookahead of the pre-roll probabilities: 0, 1 or 2 (default {DEFAULT_CUBE_PLY})",
+    )
+    parser.add_argument(
+        "--jsonl",
+        action="store_true",
+        help='read {"board" | "position_id", "cube", "match", "jacoby"} lines on stdin',
+    )
 
 
-def network_probabilities(position: Position, net: str = "default") -> np.ndarray:
-    """The net's five cubeless probabilities for the player on roll, before the roll."""
+def load_advisor(net: str = "default", ply: int = DEFAULT_CUBE_PLY) -> CubeAdvisor:
+    """The cube advisor of a checkpoint (``default``: the shipped net) at ``ply``."""
+    from nard_rl.evaluator import load_evaluator
 
-    from nard_rl.net_player import NetworkPlayer, default_checkpoint_path
-
-    path = default_checkpoint_path() if net == "default" else net
     try:
-        player = NetworkPlayer.from_checkpoint(path)
+        evaluator = load_evaluator(net)
     except (pickle.UnpicklingError, RuntimeError, EOFError) as exc:
         # torch.load's own errors for files that are no checkpoint at all
-        raise ValueError(f"{path} is not a readable checkpoint: {exc}".splitlines()[0]) from exc
-    return player.pre_roll_probabilities(position.array()[None, :])[0]
+        raise ValueError(f"{net} is not a readable checkpoint: {exc}".splitlines()[0]) from exc
+    return CubeAdvisor(evaluator, ply=ply)
 
 
 def match_from_args(args: argparse.Namespace) -> MatchScore | None:
@@ -82,17 +96,107 @@ def evaluate(
     position: Position,
     cube: CubeState,
     match: MatchScore | None,
-    net: str = "default",
+    advisor: CubeAdvisor,
     *,
     jacoby: bool = False,
 ) -> tuple[np.ndarray, CubeDecision]:
-    """The net's probabilities and the cube decision built on them (``nard_rl.cube``)."""
+    """The advisor's pre-roll probabilities and the cube decision built on them."""
     if position.winner() is not None:
         raise PositionError("the game is over: there is no cube decision")
-    probs = network_probabilities(position, net)
+    arr = position.array()
+    probs = advisor.probabilities(arr[None, :])[0]
     rules = get_rules("standard").with_options(jacoby=jacoby)
-    decision = cube_decision(probs, cube, match, x=cube_efficiency(position), rules=rules)
+    decision = cube_decision(
+        np.clip(probs, 0.0, 1.0),
+        cube,
+        match,
+        x=advisor.efficiency(arr),
+        rules=rules,
+        met=advisor.met,
+    )
     return probs, decision
+
+
+# --------------------------------------------------------------------------------------
+# --jsonl: the fields of the shared cube reference file
+
+
+def _field(request: dict[str, Any], key: str, kind: type, default: Any) -> Any:
+    value = request.get(key, default)
+    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ValueError(f'"{key}" must be an integer, got {value!r}')
+    if kind is not int and not isinstance(value, kind):
+        raise ValueError(f'"{key}" must be a {kind.__name__}, got {value!r}')
+    return value
+
+
+def request_state(request: dict[str, Any]) -> tuple[Position, CubeState, MatchScore | None, bool]:
+    """Position, cube, match score and Jacoby switch of one ``--jsonl`` request."""
+    position = position_from_request(request)
+    rules = request.get("rules", "standard")
+    if rules != "standard":
+        raise ValueError(f'"rules" must be "standard" (the cube needs it, R28), got {rules!r}')
+    cube_req = _field(request, "cube", dict, {})
+    cube = CubeState(_field(cube_req, "value", int, 1), _field(cube_req, "owner", str, "centered"))
+    match_req = _field(request, "match", dict, {})
+    length = _field(match_req, "length", int, 0)
+    score = _field(match_req, "score", list, [0, 0])
+    crawford = _field(match_req, "crawford", bool, False)
+    jacoby = _field(request, "jacoby", bool, False)
+    if len(score) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) for v in score):
+        raise ValueError(f'"match.score" must be two integers [mover, opponent], got {score!r}')
+    if length < 0:
+        raise ValueError(f'"match.length" must be 0 (money) or a match length, got {length}')
+    match = None
+    if length:
+        if jacoby:
+            raise ValueError("the Jacoby rule does not apply in matches (R33)")
+        match = MatchScore(length, score[0], score[1], crawford)
+    elif score != [0, 0] or crawford:
+        raise ValueError('"match.score" and "match.crawford" need a match length above 0')
+    return position, cube, match, jacoby
+
+
+def answer(decision: CubeDecision, probs: np.ndarray) -> dict[str, Any]:
+    """One answer line: the reference file's field names (equities normalised to the
+    current cube, from the player on roll's view)."""
+    return {
+        "decision": decision.decision,
+        "take": decision.take,
+        "equities": {
+            "no_double": decision.no_double,
+            "double_take": decision.double_take,
+            "double_pass": decision.double_pass,
+            "optimal": decision.optimal,
+        },
+        "equity_cubeless": decision.cubeless,
+        "probs": {k: float(v) for k, v in zip(PROB_NAMES, probs, strict=True)},
+        "x": decision.x,
+    }
+
+
+def answer_line(line: str, advisor: CubeAdvisor) -> dict[str, Any]:
+    """The answer to one request line, or ``{"error": ...}`` naming what is wrong."""
+    try:
+        try:
+            request = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"invalid JSON: {exc}") from None
+        if not isinstance(request, dict):
+            raise ValueError("each line must be a JSON object")
+        position, cube, match, jacoby = request_state(request)
+        probs, decision = evaluate(position, cube, match, advisor, jacoby=jacoby)
+    except (ValueError, KeyError, TypeError) as exc:  # JSONDecodeError is a ValueError
+        return {"error": str(exc)}
+    return answer(decision, probs)
+
+
+def serve_jsonl(stdin: TextIO, stdout: TextIO, advisor: CubeAdvisor) -> None:
+    for line in stdin:
+        if not line.strip():
+            continue
+        stdout.write(json.dumps(answer_line(line, advisor), separators=(",", ":")) + "\n")
+        stdout.flush()
 
 
 def _describe(cube: CubeState, match: MatchScore | None) -> str:
@@ -111,10 +215,14 @@ def _describe(cube: CubeState, match: MatchScore | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     try:
+        advisor = load_advisor(args.net, args.ply)
+        if args.jsonl:
+            serve_jsonl(sys.stdin, sys.stdout, advisor)
+            return 0
         position = position_from_args(args)
         cube = CubeState(args.cube, args.owner)
         match = match_from_args(args)
-        probs, decision = evaluate(position, cube, match, args.net, jacoby=args.jacoby)
+        probs, decision = evaluate(position, cube, match, advisor, jacoby=args.jacoby)
     except (ValueError, OSError) as exc:
         print(f"nard cube: error: {exc}", file=sys.stderr)
         return 2
@@ -144,7 +252,7 @@ def run(args: argparse.Namespace) -> int:
         f"  backgammon {pr['lose_backgammon']:.3f}   equity {decision.cubeless:+.3f}"
     )
     kind = "contact" if not position.is_race() else "race"
-    print(f"Cube efficiency x = {decision.x:.2f} ({kind})")
+    print(f"Cube efficiency x = {decision.x:.2f} ({kind}); probabilities at {args.ply}-ply")
     scale = "match equity, normalised" if match is not None else "per current stake"
     print(f"Cubeful equities ({scale}):")
     rows = [("No double", decision.no_double), ("Double, take", decision.double_take)]

@@ -1,7 +1,10 @@
 """``nard play``: a game (or match) against the bot in the terminal.
 
-The bot is a network (the shipped net by default) that chooses its plays at 0-ply and
-its cube actions with ``NetworkPlayer.cube_action``; the game flow, legality and scoring
+The bot is a network (the shipped net by default) that chooses its plays at 0-ply by the
+score-aware ``nard_rl.cube.score_utility`` (money equity, or match-winning chances at the
+score) and its cube actions with ``nard_rl.cubeful.CubeAdvisor`` (1-ply pre-roll
+probabilities); it answers the human's doubles with the shared
+``nard_rl.cube.take_decision``, from the doubler's view.  The game flow, legality and scoring
 are the engine's ``Match``/``Game``, so nothing here re-implements a rule.  Input is read
 line by line, which also makes the command scriptable (``nard play < moves.txt``).
 """
@@ -10,11 +13,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import TextIO
 
 import numpy as np
 
-from nard_rl.cube import DOUBLE_PASS, DOUBLE_TAKE, CubeDecision, CubeState
+from nard_rl.cube import CubeState, score_utility
 from nard_rl.engine.ascii import render_board
 from nard_rl.engine.game import Game, IllegalActionError, Match, Phase
 from nard_rl.engine.rules import get_rules
@@ -40,11 +44,16 @@ class Session:
     def __init__(
         self, net: str, match_length: int, rules: str, seed: int | None, out: TextIO
     ) -> None:
-        from nard_rl.net_player import NetworkPlayer, default_checkpoint_path
+        from nard_rl.commands.common import load_net_player
 
-        path = default_checkpoint_path() if net == "default" else net
         self.rules = get_rules(rules)
-        self.bot = NetworkPlayer.from_checkpoint(path, rules=self.rules)
+        self.bot = load_net_player(net, rules=self.rules)
+        from nard_rl.cubeful import CubeAdvisor
+        from nard_rl.evaluator import NetEvaluator
+
+        # finished games exact, the net elsewhere
+        self.evaluator = NetEvaluator(self.bot.net, self.bot.spec, rules=self.rules)
+        self.cube = CubeAdvisor(self.evaluator, rules=self.rules) if self.rules.cube else None
         self.match = Match(match_length, self.rules, seed=seed)
         self.length = match_length
         self.out = out
@@ -62,33 +71,31 @@ class Session:
         crawford = self.match.crawford_game == len(self.match.games) - 1
         return MatchScore(self.length, s[me], s[1 - me], crawford)
 
-    def _bot_cube(self, game: Game) -> CubeDecision:
-        owner = "centered"
-        if game.cube_owner is not None:
-            owner = "mover" if game.cube_owner == game.player_on_roll else "opponent"
-        me = game.player_on_roll
-        return self.bot.cube_action(
-            game.position.board, CubeState(game.cube_value, owner), self._score_for(me)
-        )
+    def _utility(self, game: Game, me: int) -> Callable[[np.ndarray], np.ndarray]:
+        cube = CubeState.from_seats(game.cube_value, game.cube_owner, me)
+        return score_utility(self.rules, cube, self._score_for(me))
 
     def bot_turn(self, game: Game) -> None:
         if game.phase is Phase.ROLL_OR_DOUBLE:
-            if game.can_double() and self._bot_cube(game).decision in (DOUBLE_TAKE, DOUBLE_PASS):
+            me = game.player_on_roll
+            cube = CubeState.from_seats(game.cube_value, game.cube_owner, me)
+            board = game.position.board
+            if (
+                self.cube is not None
+                and game.can_double()
+                and self.cube.doubles(board, cube, self._score_for(me))
+            ):
                 game.double()
                 self.say(f"bot doubles to {game.cube_value * 2}")
                 return
             dice = game.roll()
             self.say(f"bot rolls {dice[0]}-{dice[1]}")
         elif game.phase is Phase.TAKE_OR_DROP:
-            # the bot answers the human's double from its own side, as if it were on roll
-            flipped = game.position.flip()
-            owner = "centered" if game.cube_owner is None else "mover"
-            decision = self.bot.cube_action(
-                flipped.board,
-                CubeState(game.cube_value, owner),
-                self._score_for(BOT),
-            )
-            if decision.take is not False:
+            # the human doubled: the answer is judged from the doubler's (human's) side
+            assert self.cube is not None
+            doubler = game.player_on_roll
+            cube = CubeState.from_seats(game.cube_value, game.cube_owner, doubler)
+            if self.cube.takes(game.position.board, cube, self._score_for(doubler)):
                 game.take()
                 self.say("bot takes")
             else:
@@ -97,7 +104,8 @@ class Session:
         elif game.phase is Phase.MOVE:
             plays = game.legal_plays()
             afters = np.array([p.board for p in plays], dtype=np.int8)
-            pick = int(np.argmax(self.bot.equities(afters)))
+            values = self._utility(game, game.player_on_roll)(self.evaluator.probabilities(afters))
+            pick = int(np.argmax(values))
             game.play(plays[pick].board)
             self.say(f"bot plays {plays[pick].move}")
 
@@ -117,7 +125,8 @@ class Session:
             self.show(game)
         elif low == "hint" and game.phase is Phase.MOVE:
             plays = game.legal_plays()
-            eq = self.bot.equities(np.array([p.board for p in plays], dtype=np.int8))
+            probs = self.evaluator.probabilities(np.array([p.board for p in plays], dtype=np.int8))
+            eq = self._utility(game, game.player_on_roll)(probs)
             for i in np.argsort(-eq)[:5]:
                 self.say(f"  {plays[i].move:<24} {eq[i]:+.3f}")
         elif low == "roll":

@@ -251,6 +251,23 @@ class GnubgPlayer(Player):
         )
         return np.asarray(answer["equities"], dtype=np.float64)
 
+    def cube_equities(self, boards: np.ndarray, cubes: list[list[int]]) -> np.ndarray:
+        """gnubg's cubeful cube analysis at this ply for the side on roll of each board:
+        ``(N, 4)`` = optimal, no double, double/take, double/pass, normalised to the cube.
+        ``cubes`` rows: value, owner (1 side on roll, 0 opponent, -1 centered), match
+        length (0 money), score of the side on roll, of the opponent, Crawford (0/1)."""
+        if len(boards) == 0:
+            return np.zeros((0, 4), dtype=np.float64)
+        answer = self._ask(
+            {
+                "op": "cube",
+                "plies": self.ply,
+                "boards": np.asarray(boards).tolist(),
+                "cubes": [[int(v) for v in c] for c in cubes],
+            }
+        )
+        return np.asarray(answer["cube"], dtype=np.float64).reshape(-1, 4)
+
     def choose_batch(
         self,
         boards: np.ndarray,

@@ -11,6 +11,11 @@ Boards arrive in the JSON board format (26 ints, the side on roll positive).  Re
   per-die steps in the mover's numbering (25 = bar, 0 = off; unused pairs are 0, 0).
 * ``{"op": "evaluate", "plies": N, "boards": [...]}`` -> ``{"equities": [...]}``:
   cubeless money equity for the side on roll of each board.
+* ``{"op": "cube", "plies": N, "boards": [...], "cubes": [[value, owner, length,
+  score_me, score_opp, crawford], ...]}`` -> ``{"cube": [[optimal, no_double,
+  double_take, double_pass], ...]}``: gnubg's cubeful cube analysis for the side on roll
+  (owner 1: the side on roll, 0: the opponent, -1: centered; length 0 for money),
+  equities normalised to the cube.
 * ``{"op": "quit"}`` ends the loop.
 
 A failed request is answered ``{"error": "..."}`` and the loop goes on.
@@ -53,6 +58,16 @@ def _handle(gnubg: Any, request: dict[str, Any]) -> dict[str, Any]:
                 for b in request["boards"]
             ]
         }
+    if op == "cube":
+        context = dict(_context(request["plies"]), cubeful=1)
+        out = []
+        for board, spec in zip(request["boards"], request["cubes"], strict=True):
+            value, owner, length, me, opp, crawford = (int(v) for v in spec)
+            # the side on roll is gnubg's player 1: scores are listed (player 0, player 1)
+            info = gnubg.cubeinfo(value, owner, 1, length, (opp, me), crawford, 0)
+            analysis = gnubg.cfevaluate(to_gnubg_board(board), info, context)
+            out.append([float(v) for v in analysis[:4]])
+        return {"cube": out}
     raise ValueError(f"unknown op {op!r}")
 
 
