@@ -284,3 +284,16 @@ def test_make_player_builds_search_players() -> None:
 def test_rolls_and_weights() -> None:
     assert ROLLS.shape == (21, 2) and ROLL_WEIGHTS.sum() == pytest.approx(1.0)
     assert {tuple(r) for r in ROLLS} == set(ALL_ROLLS)
+
+
+def test_hint_ranks_at_the_asked_ply() -> None:
+    from nard_rl.commands.hint import rank_plays
+
+    plays = rank_plays(list(START), 6, 4, ply=1)
+    assert sorted(tuple(p["board"]) for p in plays) == reference_afterstates(START, 6, 4)
+    assert plays[0]["ply"] == 1
+    zero = rank_plays(list(START), 6, 4, ply=0)
+    assert {p["ply"] for p in zero} == {0}
+    assert [p["equity"] for p in zero] == sorted((p["equity"] for p in zero), reverse=True)
+    with pytest.raises(ValueError, match="ply must be in"):
+        rank_plays(list(START), 6, 4, ply=4)

@@ -6,13 +6,9 @@ import argparse
 import json
 import sys
 
-import numpy as np
-
-from nard_rl.commands.common import add_position_arguments, load_net_player, position_from_args
-from nard_rl.engine.movegen import legal_afterstates
-from nard_rl.engine.movetext import format_steps
+from nard_rl.commands.common import add_position_arguments, position_from_args
 from nard_rl.engine.position import PositionError
-from nard_rl.engine.rules import PROB_NAMES, cubeless_equity, get_rules
+from nard_rl.engine.rules import PROB_NAMES, get_rules
 
 NAME = "hint"
 HELP = "Rank the legal plays of a position with a network (best first, with probabilities)."
@@ -24,29 +20,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rules", default="standard", help="rule set: standard or mars")
     parser.add_argument("--net", default="default", help="checkpoint path or 'default'")
     parser.add_argument("--top", type=int, default=10, help="how many plays to list")
+    parser.add_argument(
+        "--ply", type=int, default=0, help="lookahead depth 0-3 (default: %(default)s)"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
 def rank_plays(
-    board: list[int], d1: int, d2: int, net: str = "default", rules: str = "standard"
+    board: list[int],
+    d1: int,
+    d2: int,
+    net: str = "default",
+    rules: str = "standard",
+    ply: int = 0,
 ) -> list[dict[str, object]]:
-    """Every legal play with the net's outcome probabilities and equity, best first."""
+    """Every legal play with its outcome probabilities and equity at ``ply`` (the
+    evaluator of ``net`` through ``nard_rl.search``), best first; ``ply`` per play says
+    how deep it was looked at (the move filter stops clearly worse plays earlier)."""
+    from nard_rl.evaluator import load_evaluator
+    from nard_rl.search import Search, check_ply
+
+    check_ply(ply)
     ruleset = get_rules(rules)
-    player = load_net_player(net, rules=ruleset)
-    afters, steps = legal_afterstates(np.array(board, dtype=np.int8), d1, d2, ruleset.waste_rule)
-    if afters.shape[0] == 0:
-        return []
-    probs = player.probabilities(afters)
-    eq = cubeless_equity(probs, ruleset)
-    order = np.argsort(-eq, kind="stable")
+    search = Search(load_evaluator(net, rules=ruleset))
     return [
         {
-            "move": format_steps(board, steps[i]),
-            "equity": round(float(eq[i]), 4),
-            "probs": {k: round(float(v), 4) for k, v in zip(PROB_NAMES, probs[i], strict=True)},
-            "board": afters[i].tolist(),
+            "move": p.move,
+            "equity": round(p.equity, 4),
+            "probs": {k: round(v, 4) for k, v in zip(PROB_NAMES, p.probs, strict=True)},
+            "board": list(p.board),
+            "ply": p.ply,
         }
-        for i in order
+        for p in search.rank(board, (d1, d2), ply)
     ]
 
 
@@ -56,7 +61,9 @@ def run(args: argparse.Namespace) -> int:
         for d in args.dice:
             if not 1 <= d <= 6:
                 raise PositionError(f"dice must be in 1..6, got {d}")
-        plays = rank_plays(list(position.board), *args.dice, net=args.net, rules=args.rules)
+        plays = rank_plays(
+            list(position.board), *args.dice, net=args.net, rules=args.rules, ply=args.ply
+        )
     except (ValueError, FileNotFoundError, json.JSONDecodeError) as exc:
         print(f"nard hint: error: {exc}", file=sys.stderr)
         return 2
@@ -68,13 +75,13 @@ def run(args: argparse.Namespace) -> int:
         print("  no legal play: the roll is forfeited (R16)")
         return 0
     best = plays[0]["equity"]
-    print(f"{'#':>3}  {'move':<24} {'equity':>8} {'diff':>7}   win    gam    bg  | lgam   lbg")
+    print(f"{'#':>3}  {'move':<24} {'equity':>8} {'diff':>7}   win    gam    bg  | lgam   lbg  ply")
     for i, p in enumerate(plays[: args.top], start=1):
         pr = p["probs"]
         assert isinstance(pr, dict)
         print(
             f"{i:3d}. {p['move']:<24} {p['equity']:+8.3f} {float(p['equity']) - float(best):+7.3f}"
             f"  {pr['win']:.3f}  {pr['win_gammon']:.3f}  {pr['win_backgammon']:.3f}"
-            f" | {pr['lose_gammon']:.3f}  {pr['lose_backgammon']:.3f}"
+            f" | {pr['lose_gammon']:.3f}  {pr['lose_backgammon']:.3f}  {p['ply']}"
         )
     return 0
