@@ -56,6 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--stake", type=int, default=1, help="points per cube unit (default 1)")
     parser.add_argument(
+        "--threads", type=int, default=1, help="torch threads (one position at a time: 1)"
+    )
+    parser.add_argument(
         "--home", choices=HOME_SIDES, default="right", help="side of your home board (display)"
     )
 
@@ -183,7 +186,7 @@ class HumanSeat:
         return "captain" if player == game.captain else "member"
 
     def show(self, game: ChouetteGame, player: int) -> None:
-        key = (id(game), len(game.game.record), player)
+        key = (id(game), hash((game.game.position.board, game.game.dice)), player)
         if self._shown == key:
             return
         self._shown = key
@@ -318,6 +321,11 @@ def play_session(
 def run(args: argparse.Namespace) -> int:
     try:
         humans, bots = _seat_counts(args)
+        if args.threads < 1:
+            raise ValueError(f"--threads must be >= 1, got {args.threads}")
+        import torch
+
+        torch.set_num_threads(args.threads)
         advisor = build_advisor(args.net, args.player)
         session = Chouette(humans + bots, seed=args.seed, stake=args.stake)
     except (ValueError, FileNotFoundError) as exc:

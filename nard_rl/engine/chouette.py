@@ -127,7 +127,9 @@ class ChouetteGame:
     """One chouette game: ``box`` against ``team`` (captain first), R35-R37.
 
     Players are seat numbers (``0 .. len(names) - 1``).  Every action validates who may
-    take it and raises ``IllegalActionError`` with the reason otherwise.
+    take it and raises ``IllegalActionError`` with the reason otherwise.  ``start`` (a
+    board from the side on roll's view, ``box_on_roll`` saying which side that is) skips
+    the opening, for lessons, analysis and tests.
     """
 
     def __init__(
@@ -142,6 +144,8 @@ class ChouetteGame:
         rng: np.random.Generator | None = None,
         dice: Iterable[Sequence[int]] | None = None,
         clock: Clock = time.monotonic,
+        start: Position | Sequence[int] | None = None,
+        box_on_roll: bool = True,
     ) -> None:
         self.rules = get_rules(rules)
         if not self.rules.cube:
@@ -164,7 +168,15 @@ class ChouetteGame:
         self.team = tuple(team)
         """The team's order at the start of the game, captain first (R35)."""
         self.stake = stake
-        self.game = Game(self.rules, seed=seed, rng=rng, dice=dice, clock=clock)
+        self.game = Game(
+            self.rules,
+            seed=seed,
+            rng=rng,
+            dice=dice,
+            clock=clock,
+            start=start,
+            player_on_roll=BOX if box_on_roll else TEAM,
+        )
         self.line = list(team)
         """The team's order as it stands (a captain who passes goes to its back)."""
         self.cubes = {m: 1 for m in team}
@@ -177,6 +189,8 @@ class ChouetteGame:
         self._pending: CubeAction | None = None
         self._suggestions: dict[int, Play] = {}
         self._vetoed_turn = False
+        self._last_captain = self.line[0]
+        """The captain when every member passed (R36 needs him once nobody is active)."""
 
     # state ----------------------------------------------------------------------------
     @property
@@ -188,7 +202,7 @@ class ChouetteGame:
     def captain(self) -> int:
         """The member who moves the team's checkers now (R35)."""
         active = self.active
-        return active[0] if active else self.line[0]
+        return active[0] if active else self._last_captain
 
     @property
     def phase(self) -> ChouettePhase:
@@ -366,6 +380,7 @@ class ChouetteGame:
         captain = self.captain
         takers = [m for m in self.active if action.responses[m]]
         passers = [m for m in self.active if not action.responses[m]]
+        self._last_captain = captain
         for m in passers:  # R37: they pay the stake held before the double and leave
             self._pay(m, -self.stake_of(m))
             self.passed.append(m)
