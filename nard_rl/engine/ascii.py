@@ -10,7 +10,9 @@ match state is given) head the diagram and the side notes carry scores, the roll
 the cube and the pip counts.
 
 The diagram is always drawn from the mover's view (our board format, R3), so the
-side on roll is always at the bottom.
+side on roll is always at the bottom.  ``home="left"`` mirrors the board left to right
+(the mover's home board bottom left, points 1..12 along the bottom edge): R30 lets a
+player choose that side, and it is display only.
 """
 
 from __future__ import annotations
@@ -20,10 +22,15 @@ from collections.abc import Sequence
 from nard_rl.engine.ids import MatchInfo, encode_match_id, encode_position_id
 from nard_rl.engine.position import Position
 
-__all__ = ["render_board"]
+__all__ = ["HOME_SIDES", "render_board"]
+
+HOME_SIDES = ("right", "left")
+"""Where the mover's home board is drawn (R30: bottom right by default, or bottom left)."""
 
 _TOP_LABELS = " +13-14-15-16-17-18------19-20-21-22-23-24-+"
 _BOTTOM_LABELS = " +12-11-10--9--8--7-------6--5--4--3--2--1-+"
+_TOP_LABELS_LEFT = " +24-23-22-21-20-19------18-17-16-15-14-13-+"
+_BOTTOM_LABELS_LEFT = " +-1--2--3--4--5--6-------7--8--9-10-11-12-+"
 _MIDDLE = "v|                  |BAR|                  |"
 _ROWS = 5  # checkers drawn per stack before the count takes the fifth place
 _RESIGNATIONS = {1: "a single game", 2: "a gammon", 3: "a backgammon"}
@@ -60,12 +67,17 @@ def render_board(
     *,
     match: MatchInfo | None = None,
     names: tuple[str, str] = ("X", "O"),
+    home: str = "right",
 ) -> str:
     """The diagram of ``board`` (mover's view), with the match state's notes if given.
 
     ``names`` are the labels of the mover and of the opponent; the checkers are always
-    drawn as ``X`` for the mover and ``O`` for the opponent.
+    drawn as ``X`` for the mover and ``O`` for the opponent.  ``home`` is the side of the
+    mover's home board, ``"right"`` (gnubg's layout) or ``"left"`` (R30, display only).
     """
+    if home not in HOME_SIDES:
+        raise ValueError(f"home must be one of {', '.join(HOME_SIDES)}, got {home!r}")
+    left_home = home == "left"
     position = board if isinstance(board, Position) else Position(board)
     b = position.board
     pips_mover, pips_opp = position.pip_counts()
@@ -101,15 +113,24 @@ def render_board(
     lines = [f"{'':17}Position ID: {encode_position_id(b)}"]
     if match is not None:
         lines.append(f"{'':17}Match ID   : {encode_match_id(match)}")
-    lines.append(f"{_TOP_LABELS}     O: {names[1]}{cube_tag['opponent']}")
+    top_labels, bottom_labels = _TOP_LABELS, _BOTTOM_LABELS
+    top_quarters, bottom_quarters = (
+        (range(13, 19), range(19, 25)),
+        (range(12, 6, -1), range(6, 0, -1)),
+    )
+    if left_home:
+        top_labels, bottom_labels = _TOP_LABELS_LEFT, _BOTTOM_LABELS_LEFT
+        top_quarters = (range(24, 18, -1), range(18, 12, -1))
+        bottom_quarters = (range(1, 7), range(7, 13))
+    lines.append(f"{top_labels}     O: {names[1]}{cube_tag['opponent']}")
     for row in range(_ROWS):
-        left, right = _quarter(b, range(13, 19), row), _quarter(b, range(19, 25), row)
+        left, right = _quarter(b, top_quarters[0], row), _quarter(b, top_quarters[1], row)
         bar, tray = _cell(-b[0], row, "O"), _tray(off_opp, row, "O")
         lines.append(f" |{left}|{bar}|{right}| {tray} {top_notes[row]}")
     lines.append(f"{_MIDDLE}     {middle_note}")
     for row in reversed(range(_ROWS)):
-        left, right = _quarter(b, range(12, 6, -1), row), _quarter(b, range(6, 0, -1), row)
+        left, right = _quarter(b, bottom_quarters[0], row), _quarter(b, bottom_quarters[1], row)
         bar, tray = _cell(b[25], row, "X"), _tray(off_mover, row, "X")
         lines.append(f" |{left}|{bar}|{right}| {tray} {bottom_notes[row]}")
-    lines.append(f"{_BOTTOM_LABELS}     X: {names[0]}{cube_tag['mover']}")
+    lines.append(f"{bottom_labels}     X: {names[0]}{cube_tag['mover']}")
     return "\n".join(line.rstrip() for line in lines)
