@@ -193,9 +193,10 @@ def random_bearoff_positions(seed: int, count: int) -> list[tuple[Board, tuple[i
         for _ in range(rng.randint(1, 15)):
             b[rng.randint(1, 6)] += 1
         r = rng.random()
-        if r < 0.15:
+        room = sum(b) < 15  # at most 15 checkers a side
+        if r < 0.15 and room:
             b[rng.randint(7, 9)] += 1
-        elif r < 0.2:
+        elif r < 0.2 and room:
             b[BAR] += 1
         opp_total = rng.randint(1, 15)
         placed = 0

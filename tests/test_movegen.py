@@ -217,6 +217,43 @@ def test_invalid_batch_inputs_are_refused(boards, dice, message: str) -> None:
         legal_afterstates_batch(boards, dice)
 
 
+def _board_with(**points: int) -> list[int]:
+    b = list(START)
+    for k, v in points.items():
+        b[int(k[1:])] = v
+    return b
+
+
+@pytest.mark.parametrize(
+    ("board", "message"),
+    [
+        (_board_with(p6=40), "board 1: the mover has 50 checkers"),  # past the hash tables
+        (_board_with(p19=-15), "board 1: the opponent has 25 checkers"),
+        (_board_with(p25=-1), r"board 1: board\[25\] is the mover's bar"),
+        (_board_with(p0=2), r"board 1: board\[0\] is minus the opponent's bar"),
+    ],
+)
+def test_boards_that_are_no_position_are_refused_by_name(board: list[int], message: str) -> None:
+    """Checked in the kernel's first pass: such boards would index past its tables."""
+    boards = np.array([START, board], dtype=np.int8)
+    with pytest.raises(ValueError, match=message):
+        legal_afterstates_batch(boards, np.array([[3, 1], [3, 1]], dtype=np.int8))
+
+
+def test_deduplication_is_exact_even_when_every_hash_collides(
+    random_play_positions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a Zobrist table of one repeated value nearly all boards share a hash; the
+    board compare behind each hash match must keep every distinct play (R17)."""
+    import nard_rl.engine.movegen as movegen
+
+    pairs = [p for p in random_play_positions[:400] if p[1][0] != p[1][1]]
+    expected = batch(pairs, False)
+    monkeypatch.setattr(movegen, "ZOBRIST", np.full_like(ZOBRIST, 0x5BD1E995))
+    assert batch(pairs, False) == expected
+    assert sum(len(p) for p in expected) > 2000
+
+
 # --- output buffer growth -----------------------------------------------------------------
 
 

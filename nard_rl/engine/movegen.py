@@ -9,7 +9,8 @@ Design, chosen for throughput (the batch kernel is the engine's hot path):
 
 * Non-doubles enumerate both die orders (R6) depth-first and deduplicate the resulting
   positions (R17) through a small open-addressing table of Zobrist hashes that are kept
-  up to date incrementally, so a duplicate costs one probe instead of a board compare.
+  up to date incrementally; a hash match is confirmed by comparing the two boards, so
+  the deduplication is exact by construction, and the compare runs only on a match.
 * Doubles enumerate move multisets with non-increasing source points.  Any legal
   sequence can be reordered that way (a checker only ever lands below where it came
   from, and moving higher checkers first only helps bear-off legality, R18/R20), and two
@@ -89,13 +90,15 @@ def _generate_one(
     record: bool,
     moves: np.ndarray,
     table: np.ndarray,
+    slot_row: np.ndarray,
     used: np.ndarray,
     stack: np.ndarray,
 ) -> int:
     """Write the legal afterstates of ``b`` (mutated, then restored) from ``out[start]`` on.
 
-    Returns the new fill level, or ``-1`` when ``out`` is too small.  ``table`` and
-    ``used`` are scratch for deduplication, ``stack`` for the doubles' undo stack.
+    Returns the new fill level, or ``-1`` when ``out`` is too small.  ``table`` (hashes),
+    ``slot_row`` (the row of ``out`` each used slot holds, -1 when free) and ``used`` are
+    scratch for deduplication, ``stack`` for the doubles' undo stack.
     """
     cap = out.shape[0]
     occ = 0
@@ -165,8 +168,19 @@ def _generate_one(
                         best = key
                         n = start
                         for i in range(nused):
-                            table[used[i]] = 0
+                            slot_row[used[i]] = -1
                         nused = 0
+                    if n >= cap:
+                        return -1
+                    for i in range(BOARD_SIZE):
+                        out[n, i] = b[i]
+                    out[n, q] -= 1
+                    if u >= 1:
+                        if b[u] == -1:
+                            out[n, u] = 1
+                            out[n, 0] -= 1
+                        else:
+                            out[n, u] += 1
                     # Only a checker continuing from where it just landed, one refilling
                     # the point just left (both really one checker's two steps), or two
                     # checkers both borne off can repeat another play (R17); any other pair
@@ -182,27 +196,25 @@ def _generate_one(
                                 h2 ^= zob[u, b[u] + 15] ^ zob[u, b[u] + 16]
                         slot = h2 & (_HASH_SLOTS - 1)
                         dup = False
-                        while table[slot] != 0:
+                        while slot_row[slot] >= 0:
                             if table[slot] == h2:
-                                dup = True
-                                break
+                                # equal hashes: the boards decide (exact, R17)
+                                r = slot_row[slot]
+                                same = True
+                                for i in range(BOARD_SIZE):
+                                    if out[r, i] != out[n, i]:
+                                        same = False
+                                        break
+                                if same:
+                                    dup = True
+                                    break
                             slot = (slot + 1) & (_HASH_SLOTS - 1)
                         if dup:
                             continue
                         table[slot] = h2
+                        slot_row[slot] = n
                         used[nused] = slot
                         nused += 1
-                    if n >= cap:
-                        return -1
-                    for i in range(BOARD_SIZE):
-                        out[n, i] = b[i]
-                    out[n, q] -= 1
-                    if u >= 1:
-                        if b[u] == -1:
-                            out[n, u] = 1
-                            out[n, 0] -= 1
-                        else:
-                            out[n, u] += 1
                     if record:
                         moves[n, 0, 0] = p
                         moves[n, 0, 1] = max(t, 0)
@@ -222,7 +234,7 @@ def _generate_one(
                             best = key
                             n = start
                             for i in range(nused):
-                                table[used[i]] = 0
+                                slot_row[used[i]] = -1
                             nused = 0
                         if n >= cap:
                             return -1
@@ -247,7 +259,7 @@ def _generate_one(
                     else:
                         b[t] -= 1
         for i in range(nused):
-            table[used[i]] = 0
+            slot_row[used[i]] = -1
         return n
 
     # Doubles (R7, R14): depth-first over sources with non-increasing points, i.e.
@@ -381,15 +393,28 @@ def _batch_kernel(
     record: bool,
     moves: np.ndarray,
 ) -> int:
-    """Generate positions ``first..N-1``; returns the first position that did not fit."""
+    """Generate positions ``first..N-1``; returns the first position that did not fit,
+    or ``-1 - i`` when board ``i`` is not a position (the caller names the problem)."""
     table = np.zeros(_HASH_SLOTS, dtype=np.int64)
+    slot_row = np.full(_HASH_SLOTS, -1, dtype=np.int64)
     used = np.zeros(_HASH_SLOTS, dtype=np.int64)
     stack = np.zeros((5, 6), dtype=np.int64)
     work = np.empty(BOARD_SIZE, dtype=np.int8)
     n_pos = boards.shape[0]
     for i in range(first, n_pos):
+        # The tables are sized for real positions (at most 15 checkers a side): a board
+        # beyond that would index past them, so it stops the batch here.
+        mover = 0
+        opp = 0
         for k in range(BOARD_SIZE):
-            work[k] = boards[i, k]
+            v = boards[i, k]
+            work[k] = v
+            if v > 0:
+                mover += v
+            else:
+                opp -= v
+        if mover > 15 or opp > 15 or boards[i, 0] > 0 or boards[i, 25] < 0:
+            return -1 - i
         res = _generate_one(
             work,
             dice[i, 0],
@@ -402,6 +427,7 @@ def _batch_kernel(
             record,
             moves,
             table,
+            slot_row,
             used,
             stack,
         )
@@ -431,6 +457,17 @@ def _alloc_rows(rows: int, shape_tail: tuple[int, ...]) -> np.ndarray:
     return np.empty((rows, *shape_tail), dtype=np.int8)
 
 
+def _reject(boards: np.ndarray, i: int) -> None:
+    """Raise ``PositionError`` for board ``i``, which the kernel refused."""
+    from nard_rl.engine.position import PositionError, validate_board
+
+    try:
+        validate_board(boards[i].tolist())
+    except PositionError as exc:
+        raise PositionError(f"board {i}: {exc}") from None
+    raise PositionError(f"board {i} has more than 15 checkers of one side")
+
+
 def legal_afterstates_batch(
     boards: np.ndarray,
     dice: np.ndarray,
@@ -446,6 +483,9 @@ def legal_afterstates_batch(
     has an empty slice (R16).  With ``with_moves`` a third array ``(M, 4, 2)`` holds one
     step sequence ``(from, to)`` per afterstate (``to`` 0 is off; unused steps are ``(-1, -1)``).
     The output buffer grows geometrically, so there is no Python work per position.
+    A board that is no position (more than 15 checkers a side, a bar of the wrong sign)
+    raises ``PositionError`` (a ``ValueError``) naming it; the check is part of the
+    kernel's first pass over each board, so it costs nothing measurable.
     """
     boards = np.ascontiguousarray(boards, dtype=np.int8)
     dice = np.ascontiguousarray(dice, dtype=np.int8)
@@ -476,6 +516,8 @@ def legal_afterstates_batch(
             with_moves,
             moves,
         )
+        if stop < 0:
+            _reject(boards, -1 - stop)
         if stop >= n_pos:
             break
         first = stop
