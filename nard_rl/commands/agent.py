@@ -29,7 +29,7 @@ from nard_rl.engine.movegen import legal_afterstates
 from nard_rl.engine.movetext import format_steps
 from nard_rl.engine.position import PositionError
 from nard_rl.engine.rules import RuleSet, get_rules
-from nard_rl.players.base import Player, make_player
+from nard_rl.players.base import Player, is_checkpoint_spec, make_player
 
 NAME = "agent"
 HELP = "Engine mode: read {board, dice} JSON lines on stdin, answer each with a chosen play."
@@ -40,7 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--player",
         default="default",
         help="player spec: random, pubeval, gnubg, gnubg:PLY, default (the shipped net) "
-        "or a checkpoint path ending in .pt (default: %(default)s)",
+        "or a checkpoint path ending in .pt, either with :PLY to search 0-3 plies deep "
+        "(default:1) (default: %(default)s)",
     )
     parser.add_argument("--rules", default="standard", help="rule set: standard or mars")
     parser.add_argument("--seed", type=int, default=None, help="seed for random players")
@@ -90,7 +91,7 @@ def serve(stdin: TextIO, stdout: TextIO, player: Player, rules: RuleSet) -> None
 def run(args: argparse.Namespace) -> int:
     try:
         rules = get_rules(args.rules)
-        if args.threads > 0 and (args.player.endswith(".pt") or args.player == "default"):
+        if args.threads > 0 and is_checkpoint_spec(args.player):
             import torch
 
             torch.set_num_threads(args.threads)
