@@ -20,7 +20,9 @@ from nard_rl.cube import (
     DOUBLE_TAKE,
     CubeDecision,
     CubeState,
-    Owner,
+    cube_efficiency,
+    score_utility,
+    take_decision,
 )
 from nard_rl.engine.game import Game, Phase
 from nard_rl.engine.position import BOARD_SIZE
@@ -147,8 +149,10 @@ class NardCubeEnv(NardEnv):
       decides with ``nard_rl.cube.cube_decision`` (Janowski's model with the position's
       cube efficiency, the match equity table in match play): it doubles on "double/take"
       and "double/pass", plays on when "too good" or "no double", and takes when the
-      decision says the take is right.  Not allowed in self-play, where the agent makes
-      every cube decision.
+      decision says the take is right (``nard_rl.cube.take_decision``, judged from the
+      doubler's side).  A network opponent also plays its rolls for the score
+      (``nard_rl.cube.score_utility``: money equity, or match-winning chances).  Not
+      allowed in self-play, where the agent makes every cube decision.
     * ``crawford``: in match play, whether the game is the Crawford game (R34).  None
       (default): it is when exactly one side needs one point (the first game at that score
       is the Crawford game); False: post-Crawford; True requires a side at N-1.
@@ -367,7 +371,15 @@ class NardCubeEnv(NardEnv):
             assert self.opponent is not None and g.dice is not None
             board = g.position.array()
             afters, _ = plays_with_moves(board, g.dice, self.rules)
-            pick = self.opponent.choose(board, np.asarray(g.dice, dtype=np.int8), afters)
+            net = _as_network(self.opponent)
+            if net is not None and afters.shape[0] > 0:
+                # a network opponent plays for the score: money equity at the stake, or
+                # match-winning chances (R33, R34) at the match score
+                me = g.player_on_roll
+                utility = score_utility(self.rules, self._cube_for(me), self._match_for(me))
+                pick = int(np.argmax(utility(net.probabilities(afters))))
+            else:
+                pick = self.opponent.choose(board, np.asarray(g.dice, dtype=np.int8), afters)
             if not 0 <= pick < afters.shape[0]:
                 raise RuntimeError(f"opponent {self.opponent!r} chose an illegal play index")
             g.play(afters[pick].tolist())
@@ -404,25 +416,39 @@ class NardCubeEnv(NardEnv):
         return self._cube_decision().decision in (DOUBLE_TAKE, DOUBLE_PASS)
 
     def _opponent_takes(self) -> bool:
-        """The fixed policy always takes; a network takes when the take is right."""
-        if self.cube_net is None:
+        """The fixed policy always takes; a network answers with the shared
+        ``take_decision``, judged from the doubler's (the agent's) side."""
+        net = self.cube_net
+        if net is None:
             return True
-        return self._cube_decision().take is not False
+        g = self.game
+        doubler = g.player_on_roll
+        board = g.position.array()
+        probs = net.pre_roll_probabilities(board[None, :])[0]
+        return take_decision(
+            np.clip(probs, 0.0, 1.0),
+            self._cube_for(doubler),
+            self._match_for(doubler),
+            x=cube_efficiency(board),
+            rules=self.rules,
+        )
+
+    def _cube_for(self, seat: int) -> CubeState:
+        g = self.game
+        return CubeState.from_seats(g.cube_value, g.cube_owner, seat)
+
+    def _match_for(self, seat: int) -> MatchScore | None:
+        if not self.match_length:
+            return None
+        return MatchScore(self.match_length, self.score[seat], self.score[1 - seat], self.crawford)
 
     def _cube_decision(self) -> CubeDecision:
         """The cube decision of the player on roll (the doubler), before any double."""
         net = self.cube_net
         assert net is not None
-        g = self.game
-        me = g.player_on_roll
-        board = g.position.board
-        match = None
-        if self.match_length:
-            match = MatchScore(self.match_length, self.score[me], self.score[1 - me], self.crawford)
-        owner: Owner = "centered"
-        if g.cube_owner is not None:
-            owner = "mover" if g.cube_owner == me else "opponent"
-        return net.cube_action(board, CubeState(g.cube_value, owner), match, self.rules)
+        me = self.game.player_on_roll
+        board = self.game.position.board
+        return net.cube_action(board, self._cube_for(me), self._match_for(me), self.rules)
 
     # -- observations, rewards, info ----------------------------------------------------------
     def _phase(self) -> CubePhase:

@@ -318,3 +318,17 @@ def test_reference_file_with_the_nets_own_probabilities() -> None:
     lost1 = bench.benchmark(sub, probs=probs1)["all"]["lost_mp"]
     lost0 = bench.benchmark(sub, probs=probs0[:600])["all"]["lost_mp"]
     assert lost1 < lost0
+
+
+def test_cube_env_network_opponent_answers_from_the_doublers_side() -> None:
+    pytest.importorskip("torch")
+    from nard_rl.envs.cube_env import NardCubeEnv
+
+    env = NardCubeEnv(opponent="default")
+    _, info = env.reset(seed=0, options={"board": FAR_AHEAD})
+    assert info["phase"] == "cube"
+    _, reward, terminated, _, info = env.step(1)  # the agent, far ahead, doubles
+    assert terminated and info["end_reason"] == "drop" and reward == 1.0
+    _, info = env.reset(seed=0, options={"board": FAR_BEHIND})
+    _, reward, terminated, _, info = env.step(1)  # far behind: the net takes
+    assert not terminated and info["cube_value"] == 2 and info["cube_owner"] == "opponent"
