@@ -17,7 +17,9 @@ import torch
 from nard_rl.cube import CubeDecision, CubeState, cube_decision, cube_efficiency
 from nard_rl.encoding import get_encoding
 from nard_rl.engine.batch import segment_argmax
+from nard_rl.engine.position import flip_boards
 from nard_rl.engine.rules import RuleSet, get_rules
+from nard_rl.evaluator import CompositeEvaluator, Evaluator, NetEvaluator, load_evaluator
 from nard_rl.met import MatchScore
 from nard_rl.network import EquityNet, NetSpec, cubeless_equity, load_network, swap_sides
 from nard_rl.players.base import Player, register_player_factory, split_ply
@@ -68,6 +70,7 @@ class NetworkPlayer(Player):
         rules: RuleSet | str | None = None,
         device: torch.device | str = "cpu",
         name: str = "net",
+        evaluator: Evaluator | None = None,
     ) -> None:
         self.net = net
         self.spec = spec
@@ -75,6 +78,23 @@ class NetworkPlayer(Player):
         self.device = torch.device(device)
         self.enc = get_encoding(spec.encoding)
         self.name = name
+        self.evaluator = evaluator
+        """When set (``from_evaluator``), every evaluation goes through it: the composite
+        of ``default`` answers bear-offs exactly and races with the race net."""
+
+    @classmethod
+    def from_evaluator(cls, evaluator: NetEvaluator | CompositeEvaluator) -> NetworkPlayer:
+        """A player over an evaluator of ``nard_rl.evaluator``; ``net`` stays the contact
+        net (what training and exports mean by "the player's net")."""
+        contact = evaluator.contact if isinstance(evaluator, CompositeEvaluator) else evaluator
+        return cls(
+            contact.net,
+            contact.spec,
+            rules=evaluator.rules,
+            device=contact.device,
+            name=contact.name,
+            evaluator=evaluator,
+        )
 
     @classmethod
     def from_checkpoint(
@@ -87,6 +107,9 @@ class NetworkPlayer(Player):
         """Cubeless equity of each afterstate for the side that just moved."""
         if afterstates.shape[0] == 0:
             return np.zeros(0, dtype=np.float32)
+        if self.evaluator is not None:
+            p = torch.from_numpy(self.evaluator.probabilities(afterstates))
+            return cubeless_equity(p, self.rules).float().numpy()
         x = torch.from_numpy(self.enc.encode(afterstates)).to(self.device)
         with torch.no_grad():
             p = self.net(x)
@@ -102,6 +125,10 @@ class NetworkPlayer(Player):
         are then seen from the roller's side.  Encoding it with ``on_roll=True`` instead
         would feed the net inputs it never saw in training.
         """
+        if self.evaluator is not None:
+            opp = flip_boards(np.asarray(boards, dtype=np.int8).reshape(-1, 26))
+            probs = torch.from_numpy(self.evaluator.probabilities(opp))
+            return swap_sides(probs).double().numpy()
         x = torch.from_numpy(self.enc.encode_pre_roll(np.asarray(boards).reshape(-1, 26)))
         with torch.no_grad():
             return swap_sides(self.net(x.to(self.device))).double().cpu().numpy()
@@ -123,6 +150,8 @@ class NetworkPlayer(Player):
 
     def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
         """The five outcome probabilities of each afterstate (side that just moved)."""
+        if self.evaluator is not None:
+            return self.evaluator.probabilities(afterstates)
         x = torch.from_numpy(self.enc.encode(afterstates)).to(self.device)
         with torch.no_grad():
             return self.net(x).float().cpu().numpy()
@@ -138,8 +167,7 @@ def _factory(spec: str, *, rules: RuleSet | str = "standard", seed: int | None =
     ``nard_rl.search.SearchPlayer`` over the spec's evaluator, searching PLY deep."""
     name, ply = split_ply(spec)
     if ply is None:
-        return NetworkPlayer.from_checkpoint(resolve_checkpoint(spec, rules), rules=rules)
-    from nard_rl.evaluator import load_evaluator
+        return NetworkPlayer.from_evaluator(load_evaluator(spec, rules=rules))
     from nard_rl.search import Search, SearchPlayer, check_ply
 
     check_ply(ply)

@@ -60,6 +60,9 @@ class RaceConfig:
     batch: int = 128
     lr: float = 1e-3
     holdout: float = 0.1
+    eval_positions: int = 1500
+    """Held-out positions measured after every round (1-ply labels cost as much as
+    training labels, so this stays small)."""
     seed: int = 1
     rules: str = "standard"
 
@@ -209,7 +212,7 @@ def train_race_net(
     opt = torch.optim.Adam(race.net.parameters(), lr=cfg.lr)
     db = get_bearoff_database(rules.waste_rule)
     composite = CompositeEvaluator(contact, race=race, bearoff=db, rules=rules)
-    eval_held = held[: min(held.shape[0], 3000)]
+    eval_held = held[: min(held.shape[0], cfg.eval_positions)]
     if start_round == 0 and not history:
         errs = race_errors(race, composite, eval_held)
         history.append({"round": 0, **errs})

@@ -68,3 +68,83 @@ def test_input_validation(plain: Evaluator) -> None:
     with pytest.raises(ValueError, match="unknown rule set"):
         load_evaluator(rules="tavla")
     assert plain.probabilities(np.zeros((0, 26), dtype=np.int8)).shape == (0, 5)
+
+
+# the composite -----------------------------------------------------------------------
+
+
+def _random_bearoffs(rng: np.random.Generator, n: int) -> np.ndarray:
+    """Boards with the side on roll and the other side both all in their home boards."""
+    out = np.zeros((n, 26), dtype=np.int8)
+    for i in range(n):
+        out[i, 1:7] = np.bincount(rng.integers(0, 6, rng.integers(1, 16)), minlength=6)
+        out[i, 24:18:-1] = -np.bincount(rng.integers(0, 6, rng.integers(1, 16)), minlength=6)
+    return out
+
+
+@pytest.mark.parametrize("rules", ["standard", "mars"])
+def test_composite_never_plays_a_bearoff_worse_than_the_database(rules: str) -> None:
+    """Over random no-contact bear-offs and rolls, the default player's play is one of the
+    database's best plays (two-sided exact equity), and at least as good as the play the
+    one-sided table itself would make (least expected rolls)."""
+    from nard_rl.engine.bearoff import bearoff_index, get_bearoff_database
+    from nard_rl.engine.movegen import legal_afterstates_batch
+    from nard_rl.engine.rules import cubeless_equity, get_rules
+    from nard_rl.players import make_player
+
+    rs = get_rules(rules)
+    db = get_bearoff_database(rs.waste_rule)
+    player = make_player("default", rules=rules)
+    rng = np.random.default_rng(17)
+    boards = _random_bearoffs(rng, 150)
+    dice = rng.integers(1, 7, size=(150, 2)).astype(np.int8)
+    afters, offsets = legal_afterstates_batch(boards, dice, rs.waste_rule)
+    chosen = player.choose_batch(boards, dice, afters, offsets)
+    for i in range(boards.shape[0]):
+        cand = afters[offsets[i] : offsets[i + 1]]
+        done = (cand[:, 1:26] > 0).sum(axis=1) == 0
+        exact = db.probabilities(np.where(done[:, None], 0, cand).astype(np.int8))
+        exact[done] = [1, 0, 0, 0, 0]
+        exact[done, 1] = (cand[done, 19:25].sum(axis=1) == -15).astype(np.float32)
+        eq = cubeless_equity(exact, rs)
+        assert eq[chosen[i]] >= eq.max() - 1e-6, (boards[i].tolist(), dice[i].tolist())
+        one_sided = int(np.argmin(db.mean_rolls[bearoff_index(cand[:, 1:7])]))
+        assert eq[chosen[i]] >= eq[one_sided] - 1e-6
+
+
+def test_composite_routes_each_class_to_its_part() -> None:
+    import torch
+    from reference_movegen import board_of
+
+    from nard_rl.engine.bearoff import get_bearoff_database
+    from nard_rl.engine.classify import BEAROFF, CONTACT, RACE, classify
+    from nard_rl.evaluator import CompositeEvaluator
+
+    contact = NetEvaluator.from_checkpoint(default_checkpoint_path())
+    torch.manual_seed(0)
+    race = NetEvaluator(contact.spec.build(), contact.spec, name="other")  # untrained
+    db = get_bearoff_database(False)
+    ev = CompositeEvaluator(contact, race=race, bearoff=db)
+    boards = np.array(
+        [
+            START_BOARD,
+            board_of({1: 5, 8: 10}, {19: 7, 24: 8}),
+            board_of({1: 5, 6: 10}, {19: 7, 24: 8}),
+            board_of({}, {19: 7, 24: 8}),
+        ],
+        dtype=np.int8,
+    )
+    assert classify(boards).tolist() == [CONTACT, RACE, BEAROFF, BEAROFF]
+    p = ev.probabilities(boards)
+    np.testing.assert_allclose(p[0], contact.net_probabilities(boards[:1])[0], atol=1e-6)
+    np.testing.assert_allclose(p[1], race.net_probabilities(boards[1:2])[0], atol=1e-6)
+    np.testing.assert_allclose(p[2], db.probabilities(boards[2:3])[0], atol=1e-6)
+    np.testing.assert_array_equal(p[3], [1, 1, 0, 0, 0])
+    assert ev.route(boards).tolist() == [CONTACT, RACE, BEAROFF, -1]
+    # without a race net races go to the contact net
+    plain = CompositeEvaluator(contact, bearoff=db)
+    np.testing.assert_allclose(
+        plain.probabilities(boards[1:2]), contact.net_probabilities(boards[1:2]), atol=1e-6
+    )
+    with pytest.raises(ValueError, match="R29"):
+        CompositeEvaluator(contact, bearoff=db, rules="mars")
