@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import pickle
 import sys
 from collections.abc import Callable, Sequence
@@ -33,7 +34,7 @@ from typing import Any
 from tqdm import tqdm
 
 from nard_rl.engine.rules import RuleSet, get_rules
-from nard_rl.evaluation import MatchResult, play_match
+from nard_rl.evaluation import MatchResult, match_result, play_match, play_pairs
 from nard_rl.players.base import Player, make_player
 
 NAME = "evaluate"
@@ -94,6 +95,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "short matches so the progress bar moves)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="play each match in this many local processes, merged into the same result as "
+        "one process (deterministic players; under torchrun the ranks share the pairs "
+        "instead) (default: %(default)s)",
+    )
     rr = parser.add_argument_group("tournament mode")
     rr.add_argument(
         "--round-robin",
@@ -185,20 +194,93 @@ def run_match(
                 )
         except SETUP_ERRORS as exc:
             raise UsageError(str(exc) or type(exc).__name__) from exc
+        batch_pairs = batch_pairs_for(args.games, args.batch_pairs)
+        distributed = getattr(args, "distributed", False)
+        if getattr(args, "workers", 1) > 1 and not distributed:
+            for player in players:  # built above only to fail early; workers build their own
+                player.close()
+            players = []
+            return _match_in_workers(
+                spec_a,
+                spec_b,
+                args,
+                rules,
+                batch_pairs,
+                name_a or spec_a,
+                name_b or spec_b,
+                progress,
+            )
         return play_match(
             players[0],
             players[1],
             args.games,
             seed=args.seed,
             rules=rules,
-            batch_pairs=batch_pairs_for(args.games, args.batch_pairs),
+            batch_pairs=batch_pairs,
             progress=progress,
             name_a=name_a or spec_a,
             name_b=name_b or spec_b,
+            shard=distributed,
         )
     finally:
         for player in players:
             player.close()
+
+
+_WORKER_PLAYERS: dict[tuple[str, str, str, int, str], tuple[Player, Player]] = {}
+"""Players of a worker process, built on its first chunk and kept for the next ones."""
+
+
+def _worker_pairs(
+    spec_a: str, spec_b: str, rules: str, seed: int, device: str, batch_pairs: int, lo: int, hi: int
+) -> Any:
+    """Pairs ``lo..hi-1`` in a worker process (module level, so the pool can pickle it)."""
+    key = (spec_a, spec_b, rules, seed, device)
+    if key not in _WORKER_PLAYERS:
+        from multiprocessing import util
+
+        ruleset = get_rules(rules)
+        pair = tuple(
+            build_player(spec, rules=ruleset, seed=seed + k, device=device)
+            for k, spec in enumerate((spec_a, spec_b))
+        )
+        _WORKER_PLAYERS[key] = pair  # type: ignore[assignment]
+        for player in pair:  # gnubg processes end with the worker
+            util.Finalize(player, player.close, exitpriority=10)
+    a, b = _WORKER_PLAYERS[key]
+    return play_pairs(a, b, lo, hi, seed=seed, rules=rules, batch_pairs=batch_pairs)
+
+
+def _match_in_workers(
+    spec_a: str,
+    spec_b: str,
+    args: argparse.Namespace,
+    rules: RuleSet,
+    batch_pairs: int,
+    name_a: str,
+    name_b: str,
+    progress: Callable[[int], None] | None,
+) -> MatchResult:
+    import functools
+    import time
+
+    from nard_rl.evaluation import play_pairs_sharded
+
+    t0 = time.perf_counter()
+    play = functools.partial(
+        _worker_pairs, spec_a, spec_b, rules.name, args.seed, args.device, batch_pairs
+    )
+    points = play_pairs_sharded(
+        play,
+        even_games(args.games) // 2,
+        batch_pairs=batch_pairs,
+        workers=args.workers,
+        progress=progress,
+    )
+    elapsed = time.perf_counter() - t0
+    return match_result(
+        points, name_a=name_a, name_b=name_b, seed=args.seed, rules=rules, elapsed=elapsed
+    )
 
 
 def jsonable(value: Any) -> Any:
@@ -314,7 +396,8 @@ def run_round_robin(args: argparse.Namespace, rules: RuleSet) -> int:
             )
             results.append(result)
             bar.write(result.summary(), file=sys.stderr)
-            paths = tn.write_outputs(out, entrants, results, vs=vs, settings=settings)
+            if not args.distributed or args.rank == 0:  # one writer per job
+                paths = tn.write_outputs(out, entrants, results, vs=vs, settings=settings)
     if args.json:
         payload = {
             "mode": "round-robin" if vs is None else "vs",
@@ -337,17 +420,45 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"--games must be at least 2 (one duplicate pair), got {args.games}")
         if args.batch_pairs < 1:
             raise UsageError(f"--batch-pairs must be at least 1, got {args.batch_pairs}")
+        if args.workers < 1:
+            raise UsageError(f"--workers must be at least 1, got {args.workers}")
         try:
             rules = get_rules(args.rules)
             args.device = check_device(args.device)
         except SETUP_ERRORS as exc:
             raise UsageError(str(exc)) from exc
+        args.distributed, args.rank = False, 0
+        if int(os.environ.get("WORLD_SIZE", "1")) > 1:  # under torchrun: ranks share pairs
+            return _run_as_rank(args, rules)
         if args.round_robin is not None:
             return run_round_robin(args, rules)
         return run_single(args, rules)
     except UsageError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
+
+
+def _run_as_rank(args: argparse.Namespace, rules: RuleSet) -> int:
+    """One rank of ``torchrun ... -m nard_rl evaluate``: every rank plays its share of each
+    match, rank 0 alone prints and writes."""
+    import contextlib
+    import io
+
+    from nard_rl.distributed import init_distributed
+
+    ctx = init_distributed(args.device)
+    args.distributed, args.rank = ctx.enabled, ctx.rank
+    args.device = str(ctx.device)
+    try:
+        if not ctx.is_main:
+            args.no_progress = True
+        quiet = contextlib.redirect_stdout(io.StringIO()) if not ctx.is_main else None
+        with quiet or contextlib.nullcontext():
+            if args.round_robin is not None:
+                return run_round_robin(args, rules)
+            return run_single(args, rules)
+    finally:
+        ctx.close()
 
 
 def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
