@@ -297,3 +297,19 @@ def test_hint_ranks_at_the_asked_ply() -> None:
     assert [p["equity"] for p in zero] == sorted((p["equity"] for p in zero), reverse=True)
     with pytest.raises(ValueError, match="ply must be in"):
         rank_plays(list(START), 6, 4, ply=4)
+
+
+def test_environment_opponent_spec_with_a_ply() -> None:
+    from nard_rl.envs.nard_env import NardEnv
+    from nard_rl.envs.vector import resolve_opponent
+
+    assert isinstance(resolve_opponent("default:2", get_rules("standard"), None), SearchPlayer)
+    env = NardEnv(opponent="default:1")
+    obs, info = env.reset(seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(6):  # our plays at random; the opponent answers with its 1-ply choice
+        mask = np.asarray(info["action_mask"])
+        obs, _, done, _, info = env.step(int(rng.choice(np.flatnonzero(mask))))
+        if done:
+            break
+    assert obs.shape == env.observation_space.shape
