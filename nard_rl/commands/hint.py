@@ -16,7 +16,7 @@ HELP = "Rank the legal plays of a position with a network (best first, with prob
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_position_arguments(parser)
-    parser.add_argument("--dice", nargs=2, type=int, required=True, metavar=("D1", "D2"))
+    parser.add_argument("--dice", nargs=2, type=int, metavar=("D1", "D2"), help="the roll")
     parser.add_argument("--rules", default="standard", help="rule set: standard or mars")
     parser.add_argument("--net", default="default", help="checkpoint path or 'default'")
     parser.add_argument("--top", type=int, default=10, help="how many plays to list")
@@ -24,6 +24,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--ply", type=int, default=0, help="lookahead depth 0-3 (default: %(default)s)"
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument(
+        "--jsonl",
+        action="store_true",
+        help="answer JSON lines on stdin (position, dice, cube, match, rules, ply, top), "
+        "one line each: the ranked plays, or without dice the cube analysis",
+    )
 
 
 def rank_plays(
@@ -56,7 +62,21 @@ def rank_plays(
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.jsonl:
+        from nard_rl.server.analysis import Analyzer
+        from nard_rl.server.lines import serve_hint_lines
+
+        try:
+            analyzer = Analyzer(args.net, ply=args.ply)
+            analyzer.evaluator(args.rules)
+        except (ValueError, OSError) as exc:
+            print(f"nard hint: error: {exc}", file=sys.stderr)
+            return 2
+        serve_hint_lines(sys.stdin, sys.stdout, analyzer, args.rules)
+        return 0
     try:
+        if args.dice is None:
+            raise PositionError("--dice D1 D2 is required (or --jsonl)")
         position = position_from_args(args)
         for d in args.dice:
             if not 1 <= d <= 6:

@@ -58,17 +58,26 @@ def _error(status: int, message: str, key: str = "error") -> JSONResponse:
     return JSONResponse({key: message}, status_code=status)
 
 
-class BodyLimit:
-    """ASGI middleware: 413 for bodies over ``limit`` bytes, before anything parses them."""
+class Gate:
+    """ASGI middleware: 413 for bodies over ``limit`` bytes, before anything parses them;
+    counts the requests in progress for the micro-batcher."""
 
-    def __init__(self, app: Any, limit: int) -> None:
+    def __init__(self, app: Any, limit: int, batcher: MicroBatcher) -> None:
         self.app = app
         self.limit = limit
+        self.batcher = batcher
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        self.batcher.active += 1
+        try:
+            await self._limited(scope, receive, send)
+        finally:
+            self.batcher.active -= 1
+
+    async def _limited(self, scope: dict, receive: Callable, send: Callable) -> None:
         for name, value in scope.get("headers", []):
             if name == b"content-length":
                 try:
@@ -112,6 +121,10 @@ def create_app(config: ServerConfig | None = None, analyzer: Analyzer | None = N
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if cfg.torch_threads:
+            import torch
+
+            torch.set_num_threads(cfg.torch_threads)  # spinning threads cost latency
         await batcher.start()
         await batcher.run_sync(an.evaluator, cfg.rules)  # load the net before the first call
         with contextlib.ExitStack() as stack:
@@ -141,7 +154,8 @@ def create_app(config: ServerConfig | None = None, analyzer: Analyzer | None = N
     app.state.batcher = batcher
     app.state.sessions = sessions
     app.state.config = cfg
-    app.add_middleware(BodyLimit, limit=cfg.max_body_bytes)
+    batcher.active = 0
+    app.add_middleware(Gate, limit=cfg.max_body_bytes, batcher=batcher)
 
     # errors ----------------------------------------------------------------------------------
     @app.exception_handler(RequestValidationError)

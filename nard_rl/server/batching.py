@@ -6,7 +6,8 @@ seconds have passed or ``max_rows`` rows are queued, concatenates the rows of ea
 set and evaluates them in a single call on a one-thread executor (so the event loop keeps
 accepting requests meanwhile, and torch is never entered from two threads).  While one
 batch is being evaluated the next one fills up, so under load batches grow by themselves;
-with one client the added latency is at most ``max_wait``.
+it waits (at most ``max_wait``) only while other requests are being served, so a lone
+client pays no wait at all.
 """
 
 from __future__ import annotations
@@ -55,6 +56,10 @@ class MicroBatcher:
         self.max_wait = max_wait
         self.executor = executor or ThreadPoolExecutor(1, thread_name_prefix="nard-eval")
         self.stats = BatchStats()
+        self.active = 1 << 30
+        """Requests being served now (the app counts them); the batcher waits for more
+        rows only while more requests are active than it has collected.  Without a
+        counter it always waits up to ``max_wait``."""
         self._queue: asyncio.Queue[_Item] | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -95,8 +100,8 @@ class MicroBatcher:
                 item = self._queue.get_nowait()
             except asyncio.QueueEmpty:
                 left = deadline - loop.time()
-                if left <= 0:
-                    break
+                if left <= 0 or self.active <= len(batch):
+                    break  # nobody else is on the way: waiting would only add latency
                 try:
                     item = await asyncio.wait_for(self._queue.get(), left)
                 except TimeoutError:
