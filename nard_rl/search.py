@@ -25,8 +25,9 @@ play); inside the tree replies are picked by cubeless money equity, so the
 probabilities a level returns do not depend on the utility and one cache serves all.
 
 Batching: every level is one move-generation call and one evaluator call over all
-candidates of all positions and all 21 rolls, whatever the number of positions; the
-deeper levels run on the replies chosen at the level above.  Results at 1-ply and deeper
+candidates of all positions and all 21 rolls, whatever the number of positions (split
+only to bound memory, ``max_rows``); the deeper levels run on the replies chosen at the
+level above.  Results at 1-ply and deeper
 are cached (bounded, least recently used first out) under the board's bytes and the ply;
 0-ply is not cached, since the evaluator answers a board faster than a dictionary would.
 """
@@ -73,6 +74,8 @@ ROLL_WEIGHTS = np.where(ROLLS[:, 0] == ROLLS[:, 1], 1.0 / 36.0, 2.0 / 36.0)
 """Chance of each of ``ROLLS``: 1/36 for a double, 2/36 for the others (sum 1)."""
 
 DEFAULT_CACHE_SIZE = 200_000
+DEFAULT_MAX_ROWS = 1 << 17
+_REPLIES_PER_ROLL = 32  # a generous mean number of legal plays per roll, for chunking
 _LEVEL_STEP = 16.0  # larger than any equity spread: "evaluated deeper" outranks "better"
 
 
@@ -161,7 +164,9 @@ class Search:
 
     ``filter`` is the move filter of ``rank``/``choose_batch``; ``cache_size`` bounds the
     number of cached (board, ply) results (0 turns the cache off); ``utility`` ranks the
-    root's plays (default: cubeless money equity of the evaluator's rule set).
+    root's plays (default: cubeless money equity of the evaluator's rule set);
+    ``max_rows`` bounds the replies generated and evaluated at once (memory: a level over
+    more afterstates than fit is split into several evaluator calls).
     """
 
     def __init__(
@@ -171,11 +176,15 @@ class Search:
         filter: MoveFilter | None = None,
         cache_size: int = DEFAULT_CACHE_SIZE,
         utility: Utility | None = None,
+        max_rows: int = DEFAULT_MAX_ROWS,
     ) -> None:
         if not hasattr(evaluator, "probabilities"):
             raise TypeError(f"evaluator {evaluator!r} has no probabilities() method")
         if int(cache_size) < 0:
             raise ValueError(f"cache_size must be >= 0, got {cache_size}")
+        if int(max_rows) < 1:
+            raise ValueError(f"max_rows must be >= 1, got {max_rows}")
+        self.max_rows = int(max_rows)
         self.evaluator = evaluator
         self.rules = get_rules(getattr(evaluator, "rules", None))
         self.filter = filter or MoveFilter()
@@ -250,9 +259,17 @@ class Search:
         live = np.flatnonzero(~done)
         if live.size == 0:
             return out
-        m = live.size
+        # bounded memory: about max_rows replies (a few dozen per roll) per evaluator call
+        step = max(1, self.max_rows // (ROLLS.shape[0] * _REPLIES_PER_ROLL))
+        for lo in range(0, live.size, step):
+            rows = live[lo : lo + step]
+            out[rows] = self._expand_live(afters[rows], ply)
+        return out
+
+    def _expand_live(self, afters: np.ndarray, ply: int) -> np.ndarray:
+        m = afters.shape[0]
         k = ROLLS.shape[0]
-        opp = np.repeat(flip_boards(afters[live]), k, axis=0)  # opponent to roll, its view
+        opp = np.repeat(flip_boards(afters), k, axis=0)  # opponent to roll, its view
         dice = np.tile(ROLLS, (m, 1))
         replies, offsets = _replies(opp, dice, self.rules.waste_rule)
         probs0 = self._eval0(replies)
@@ -262,8 +279,7 @@ class Search:
         else:
             reply_probs = self._probs(np.ascontiguousarray(replies[pick]), ply - 1)
         mine = swap_sides(reply_probs).reshape(m, k, 5)
-        out[live] = np.einsum("mkf,k->mf", mine, ROLL_WEIGHTS)
-        return out
+        return np.einsum("mkf,k->mf", mine, ROLL_WEIGHTS)
 
     # choosing ----------------------------------------------------------------------------
     def _search(

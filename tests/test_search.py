@@ -313,3 +313,13 @@ def test_environment_opponent_spec_with_a_ply() -> None:
         if done:
             break
     assert obs.shape == env.observation_space.shape
+
+
+def test_memory_bound_splits_without_changing_numbers(
+    ev: LinearEvaluator, afters: np.ndarray
+) -> None:
+    whole = Search(ev, cache_size=0).afterstate_probs(afters, ply=2)
+    counting = LinearEvaluator()
+    split = Search(counting, cache_size=0, max_rows=1).afterstate_probs(afters, ply=2)
+    np.testing.assert_array_equal(whole, split)
+    assert counting.calls > 2
