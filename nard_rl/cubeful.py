@@ -25,6 +25,7 @@ from nard_rl.cube import (
     DOUBLE_TAKE,
     CubeDecision,
     CubeState,
+    Utility,
     cube_decision,
     cube_efficiency,
     take_decision,
@@ -136,3 +137,50 @@ class CubeAdvisor:
         return take_decision(
             probs, cube, match, x=self.efficiency(arr), rules=self.rules, met=self.met
         )
+
+
+def score_aware_choice(
+    player: object,
+    boards: np.ndarray,
+    dice: np.ndarray,
+    afterstates: np.ndarray,
+    offsets: np.ndarray,
+    utilities: Sequence[Utility],
+) -> np.ndarray:
+    """Each position's play chosen for its own cube and score (``utilities[i]``, from
+    ``nard_rl.cube.score_utility``): the local index, -1 where there is no play.
+
+    A search player (``default:1``) searches with the utility at the root; a network
+    player ranks its 0-ply probabilities by it; any other player (gnubg, pubeval, random)
+    has no outcome probabilities to weigh and plays its own choice.
+    """
+    from nard_rl.search import SearchPlayer
+
+    n = offsets.shape[0] - 1
+    if len(utilities) != n:
+        raise ValueError(f"need one utility per position, got {len(utilities)} for {n}")
+    if isinstance(player, SearchPlayer):
+        out = np.full(n, -1, dtype=np.int64)
+        for i in range(n):
+            lo, hi = int(offsets[i]), int(offsets[i + 1])
+            if hi > lo:
+                out[i] = player.search.choose_batch(
+                    boards[i : i + 1],
+                    dice[i : i + 1],
+                    afterstates[lo:hi],
+                    np.array([0, hi - lo], dtype=np.int64),
+                    player.ply,
+                    utility=utilities[i],
+                )[0]
+        return out
+    probabilities = getattr(player, "probabilities", None)
+    if probabilities is None:
+        return np.asarray(player.choose_batch(boards, dice, afterstates, offsets))  # type: ignore[attr-defined]
+    probs = np.asarray(probabilities(afterstates), dtype=np.float64) if len(afterstates) else None
+    out = np.full(n, -1, dtype=np.int64)
+    for i in range(n):
+        lo, hi = int(offsets[i]), int(offsets[i + 1])
+        if hi > lo:
+            assert probs is not None
+            out[i] = int(np.argmax(utilities[i](probs[lo:hi])))
+    return out

@@ -332,3 +332,35 @@ def test_cube_env_network_opponent_answers_from_the_doublers_side() -> None:
     _, info = env.reset(seed=0, options={"board": FAR_BEHIND})
     _, reward, terminated, _, info = env.step(1)  # far behind: the net takes
     assert not terminated and info["cube_value"] == 2 and info["cube_owner"] == "opponent"
+
+
+def test_nard_agent_plays_for_the_match_score() -> None:
+    """The same roll played differently at money and by a 1-away leader post-Crawford,
+    whose gammons are worth nothing: the net's choice through ``score_utility``."""
+    pytest.importorskip("torch")
+    from nard_rl.commands.agent import answer_request
+    from nard_rl.players import make_player
+
+    board = [-1, 2, 3, -1, 2, 2, 2, 0, 1, 0, 0, 0, 1, 1, 0, -3, 0, -2, 1, -3, -3, 0, -2, 0, 0, 0]
+    player = make_player("default")
+    request = {"board": board, "dice": [4, 1]}
+    money = answer_request(request, player, STANDARD)
+    leader = answer_request({**request, "match": {"length": 5, "score": [4, 1]}}, player, STANDARD)
+    assert money["move"] != leader["move"]
+    # the utilities ranked them so: recompute both choices from the net's probabilities
+    from nard_rl.engine.position import Position
+
+    plays = {p.move: p.board for p in Position(board).plays(4, 1)}
+    assert money["move"] in plays and leader["move"] in plays
+    probs = np.asarray(
+        player.probabilities(
+            np.array([plays[money["move"]], plays[leader["move"]]], dtype=np.int8)
+        ),
+        dtype=np.float64,
+    )
+    assert cubeless_equity(probs[0]) > cubeless_equity(probs[1])
+    u = score_utility(STANDARD, CubeState(), MatchScore(5, 4, 1))(probs)
+    assert u[1] > u[0]
+    # a bad cube field is refused
+    with pytest.raises(ValueError, match="R1"):
+        answer_request({**request, "cube": {"value": 3}}, player, STANDARD)

@@ -9,7 +9,17 @@ take a seat without Python bindings.  Protocol, one JSON object a line each way:
   ``"rules"``: ``standard`` or ``mars`` overrides ``--rules`` for that line);
 * answer: ``{"move": "24/18 13/11", "board": [26 ints]}``: the chosen play's notation and
   the resulting board, still from the mover's view (flip it to hand over the turn);
+* optional ``"cube": {"value", "owner"}`` (owner ``centered``/``mover``/``opponent``),
+  ``"match": {"length", "score": [mover, opponent], "crawford"}`` (length 0: money) and
+  ``"jacoby"``: the play is then chosen for that cube and score
+  (``nard_rl.cube.score_utility``: match-winning chances in a match, money equity at the
+  stake with Jacoby where on) by players with outcome probabilities (nets, searches);
 * a roll with no legal play (R16) answers ``{"move": "", "board": <unchanged>}``;
+* cube questions (network players): without ``"dice"`` the answer is ``{"action":
+  "double"}`` or ``{"action": "roll"}`` (with the cube analysis); ``"doubled": true``
+  (the opponent, on roll, has doubled) gets ``take`` or ``pass``; ``"resignation":
+  "single" | "gammon" | "backgammon"`` gets ``accept`` or ``reject``, the same as the
+  server's ``POST /v1/action``;
 * a line that cannot be answered gets ``{"error": "..."}`` and the stream goes on.
 
 Every answer is flushed at once; the agent runs until stdin closes.
@@ -56,6 +66,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def answer_request(request: dict[str, Any], player: Player, rules: RuleSet) -> dict[str, Any]:
     """The chosen play for one parsed request (see the module docstring)."""
+    if request.get("dice") is None or request.get("doubled") or request.get("resignation"):
+        from nard_rl.server.lines import agent_decision  # a cube or resignation question
+
+        return agent_decision(request, player, rules)
     position = position_from_request(request)
     d1, d2 = dice_from_request(request)
     ruleset = get_rules(request["rules"]) if "rules" in request else rules
@@ -63,7 +77,20 @@ def answer_request(request: dict[str, Any], player: Player, rules: RuleSet) -> d
     afters, steps = legal_afterstates(board, d1, d2, ruleset.waste_rule)
     if afters.shape[0] == 0:
         return {"move": "", "board": list(position.board)}
-    pick = player.choose(board, np.array([d1, d2], dtype=np.int8), afters)
+    dice = np.array([d1, d2], dtype=np.int8)
+    if any(k in request for k in ("cube", "match", "jacoby")):
+        from nard_rl.commands.cube import cube_and_match_from_request
+        from nard_rl.cube import score_utility
+        from nard_rl.cubeful import score_aware_choice
+
+        cube, match, jacoby = cube_and_match_from_request(request)
+        utility = score_utility(ruleset.with_options(jacoby=jacoby), cube, match)
+        offsets = np.array([0, afters.shape[0]], dtype=np.int64)
+        pick = int(
+            score_aware_choice(player, board[None], dice[None], afters, offsets, [utility])[0]
+        )
+    else:
+        pick = player.choose(board, dice, afters)
     if not 0 <= pick < afters.shape[0]:
         raise RuntimeError(f"player {player.name} chose play {pick} of {afters.shape[0]}")
     return {"move": format_steps(position.board, steps[pick]), "board": afters[pick].tolist()}

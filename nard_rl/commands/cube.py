@@ -130,12 +130,12 @@ def _field(request: dict[str, Any], key: str, kind: type, default: Any) -> Any:
     return value
 
 
-def request_state(request: dict[str, Any]) -> tuple[Position, CubeState, MatchScore | None, bool]:
-    """Position, cube, match score and Jacoby switch of one ``--jsonl`` request."""
-    position = position_from_request(request)
-    rules = request.get("rules", "standard")
-    if rules != "standard":
-        raise ValueError(f'"rules" must be "standard" (the cube needs it, R28), got {rules!r}')
+def cube_and_match_from_request(
+    request: dict[str, Any],
+) -> tuple[CubeState, MatchScore | None, bool]:
+    """The optional ``"cube"``, ``"match"`` and ``"jacoby"`` fields of a JSON request (the
+    shared cube reference file's names; shared with ``nard agent``), from the view of the
+    side on roll: a centered cube at 1 and money play when absent."""
     cube_req = _field(request, "cube", dict, {})
     cube = CubeState(_field(cube_req, "value", int, 1), _field(cube_req, "owner", str, "centered"))
     match_req = _field(request, "match", dict, {})
@@ -151,10 +151,23 @@ def request_state(request: dict[str, Any]) -> tuple[Position, CubeState, MatchSc
     if length:
         if jacoby:
             raise ValueError("the Jacoby rule does not apply in matches (R33)")
+        if cube.owner == "centered" and cube.value > 1:
+            raise ValueError(
+                "a centered cube above 1 comes from automatic doubles (R31): money only"
+            )
         match = MatchScore(length, score[0], score[1], crawford)
     elif score != [0, 0] or crawford:
         raise ValueError('"match.score" and "match.crawford" need a match length above 0')
-    return position, cube, match, jacoby
+    return cube, match, jacoby
+
+
+def request_state(request: dict[str, Any]) -> tuple[Position, CubeState, MatchScore | None, bool]:
+    """Position, cube, match score and Jacoby switch of one ``--jsonl`` request."""
+    position = position_from_request(request)
+    rules = request.get("rules", "standard")
+    if rules != "standard":
+        raise ValueError(f'"rules" must be "standard" (the cube needs it, R28), got {rules!r}')
+    return (position, *cube_and_match_from_request(request))
 
 
 def answer(decision: CubeDecision, probs: np.ndarray) -> dict[str, Any]:
