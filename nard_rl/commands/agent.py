@@ -20,6 +20,11 @@ take a seat without Python bindings.  Protocol, one JSON object a line each way:
   (the opponent, on roll, has doubled) gets ``take`` or ``pass``; ``"resignation":
   "single" | "gammon" | "backgammon"`` gets ``accept`` or ``reject``, the same as the
   server's ``POST /v1/action``;
+* cube questions (network players): without ``"dice"`` the answer is ``{"action":
+  "double"}`` or ``{"action": "roll"}`` (with the cube analysis); ``"doubled": true``
+  (the opponent, on roll, has doubled) gets ``take`` or ``pass``; ``"resignation":
+  "single" | "gammon" | "backgammon"`` gets ``accept`` or ``reject``, the same as the
+  server's ``POST /v1/action``;
 * a line that cannot be answered gets ``{"error": "..."}`` and the stream goes on.
 
 Every answer is flushed at once; the agent runs until stdin closes.
@@ -66,6 +71,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def answer_request(request: dict[str, Any], player: Player, rules: RuleSet) -> dict[str, Any]:
     """The chosen play for one parsed request (see the module docstring)."""
+    if request.get("dice") is None or request.get("doubled") or request.get("resignation"):
+        from nard_rl.server.lines import agent_decision  # a cube or resignation question
+
+        return agent_decision(request, player, rules)
     if request.get("dice") is None or request.get("doubled") or request.get("resignation"):
         from nard_rl.server.lines import agent_decision  # a cube or resignation question
 

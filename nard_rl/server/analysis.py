@@ -61,13 +61,21 @@ class Analyzer:
     """
 
     def __init__(
-        self, net: str = "default", *, ply: int = 0, cube_ply: int = 1, device: str = "cpu"
+        self,
+        net: str = "default",
+        *,
+        ply: int = 0,
+        cube_ply: int = 1,
+        device: str = "cpu",
+        evaluator: Evaluator | None = None,
     ) -> None:
         self.net = net
         self.ply = check_ply(ply)
         self.cube_ply = check_ply(cube_ply)
         self.device = device
         self._evaluators: dict[str, Evaluator] = {}
+        if evaluator is not None:  # a player's own evaluator (``nard agent``)
+            self._evaluators[get_rules(evaluator.rules).name] = evaluator
         self._searches: dict[str, Search] = {}
         self._advisors: dict[tuple[RuleSet, int], CubeAdvisor] = {}
         self.lock = threading.RLock()
@@ -230,6 +238,35 @@ class Analyzer:
         level = RESIGN_VALUES[kind]
         offered = np.array([[1.0, float(level >= 2), float(level >= 3), 0.0, 0.0]])
         return float(np.asarray(utility(offered))[0]) >= expected - 1e-9
+
+    def action(
+        self,
+        state: DecisionState,
+        *,
+        doubled: bool = False,
+        resignation: str | None = None,
+        may_double: bool = True,
+        ply: int | None = None,
+    ) -> dict[str, Any]:
+        """The bot's decision in a game state seen from the bot (``/v1/action``, ``nard
+        agent``): answer a double or a resignation, play the dice, or roll or double."""
+        if doubled + (resignation is not None) + (state.dice is not None) > 1:
+            raise PositionError("give at most one of doubled, resignation and dice")
+        if doubled:
+            if state.cube.owner == "mover":
+                raise PositionError("the bot owns the cube: the opponent cannot double (R23)")
+            return {"action": "take" if self.should_take(state) else "pass"}
+        if resignation is not None:
+            ok = self.accept_resignation(state, resignation)
+            return {"action": "accept" if ok else "reject"}
+        if state.dice is not None:
+            move, board = self.best_play(state, ply)
+            return {"action": "move", "move": move, "board": board}
+        if not may_double or not state.rules.cube:
+            return {"action": "roll"}
+        analysis = self.cube_analysis(state)
+        double = analysis["decision"] in ("double_take", "double_pass")
+        return {"action": "double" if double else "roll", "analysis": analysis}
 
 
 def _play_json(

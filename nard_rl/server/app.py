@@ -256,31 +256,24 @@ def create_app(config: ServerConfig | None = None, analyzer: Analyzer | None = N
             body.pop(key, None)
         state = parse(body)
         ply = cfg.ply if req.ply is None else req.ply
-        chosen = [req.doubled, req.resignation is not None, state.dice is not None]
-        if sum(chosen) > 1:
-            raise PositionError("give at most one of doubled, resignation and dice")
-        if req.doubled:
-            if state.cube.owner == "mover":
-                raise PositionError("the bot owns the cube: the opponent cannot double (R23)")
-            take = await run(an.should_take, state)
-            return JSONResponse({"action": "take" if take else "pass"})
-        if req.resignation is not None:
-            ok = await run(an.accept_resignation, state, req.resignation)
-            return JSONResponse({"action": "accept" if ok else "reject"})
-        if state.dice is not None:
-            ranked = (await rank(state, ply, 1))["plays"]
-            if not ranked:
-                return JSONResponse(
-                    {"action": "move", "move": "", "board": list(state.position.board)}
-                )
-            return JSONResponse(
-                {"action": "move", "move": ranked[0]["move"], "board": ranked[0]["board"]}
+        if state.dice is not None and not req.doubled and req.resignation is None and ply == 0:
+            ranked = (await rank(state, ply, 1))["plays"]  # batched with other requests
+            move, board = (
+                (ranked[0]["move"], ranked[0]["board"])
+                if ranked
+                else ("", list(state.position.board))
             )
-        if not req.may_double or not state.rules.cube:
-            return JSONResponse({"action": "roll"})
-        analysis = await run(an.cube_analysis, state)
-        double = analysis["decision"] in ("double_take", "double_pass")
-        return JSONResponse({"action": "double" if double else "roll", "analysis": analysis})
+            return JSONResponse({"action": "move", "move": move, "board": board})
+        answer = await run(
+            lambda: an.action(
+                state,
+                doubled=req.doubled,
+                resignation=req.resignation,
+                may_double=req.may_double,
+                ply=ply,
+            )
+        )
+        return JSONResponse(answer)
 
     # sessions --------------------------------------------------------------------------------
     @app.post("/v1/games", status_code=201)

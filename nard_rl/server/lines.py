@@ -1,4 +1,4 @@
-"""JSON-lines front end: ``nard hint --jsonl`` answers one JSON object per line.
+"""JSON-lines front ends: ``nard hint --jsonl`` and the cube questions of ``nard agent``.
 
 Each request carries the fields of ``nard_rl.server.state`` (position, dice, cube, match,
 rules) plus optional ``"ply"`` and ``"top"``; the answer has the shape of ``POST
@@ -68,3 +68,45 @@ def serve_hint_lines(
         answer = hint_line(analyzer, line, default_rules, top)
         stdout.write(json.dumps(answer, separators=(",", ":")) + "\n")
         stdout.flush()
+
+
+_AGENT_ANALYZERS: dict[int, Analyzer] = {}
+
+
+def player_evaluator(player: object) -> Any:
+    """The evaluator behind a network or search player (None for other players)."""
+    for obj in (player, getattr(player, "search", None)):
+        ev = getattr(obj, "evaluator", None)
+        if ev is not None and hasattr(ev, "probabilities"):
+            return ev
+    return None
+
+
+def agent_decision(request: dict[str, Any], player: object, rules: Any) -> dict[str, Any]:
+    """``nard agent``'s answer to a cube or resignation question (no ``"dice"``, or
+    ``"doubled": true``, or ``"resignation"``), with ``/v1/action``'s meaning: the board,
+    cube and score are from the agent's view; ``"doubled"``: the opponent (on roll) has
+    doubled; ``"resignation"``: the opponent offers ``single``/``gammon``/``backgammon``;
+    ``"may_double"``: false when the agent may only roll.  Answers ``{"action": ...}``."""
+    evaluator = player_evaluator(player)
+    if evaluator is None:
+        raise ValueError(
+            f"player {getattr(player, 'name', player)!r} has no outcome probabilities: "
+            "cube questions need a network player (default, a checkpoint, PATH.pt:PLY)"
+        )
+    analyzer = _AGENT_ANALYZERS.get(id(player))
+    if analyzer is None:
+        analyzer = Analyzer(evaluator=evaluator)
+        _AGENT_ANALYZERS[id(player)] = analyzer
+    extra = {k: request.get(k) for k in ("doubled", "resignation", "may_double")}
+    body = {k: v for k, v in request.items() if k not in extra}
+    doubled, may_double = extra["doubled"] or False, extra["may_double"]
+    if not isinstance(doubled, bool) or not isinstance(may_double, (bool, type(None))):
+        raise ValueError('"doubled" and "may_double" must be true or false')
+    state = state_from_request(body, getattr(rules, "name", rules))
+    return analyzer.action(
+        state,
+        doubled=doubled,
+        resignation=extra["resignation"],
+        may_double=True if may_double is None else may_double,
+    )
