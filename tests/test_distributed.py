@@ -1,0 +1,339 @@
+"""Data-parallel training on torch.distributed: real Gloo processes on the CPU.
+
+The multi-process tests start real ranks (``torchrun`` for the training app, spawned
+processes for the collectives), because what can go wrong (ranks drifting apart, a rank
+left waiting in a collective, a checkpoint written twice) only shows with several.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import torch.multiprocessing as mp
+
+from nard_rl.distributed import (
+    DistContext,
+    init_distributed,
+    map_shards,
+    rank_rng,
+    restore_rngs,
+    rng_checkpoint,
+    shard_bounds,
+    torchrun_env,
+    weights_digest,
+)
+from nard_rl.network import NetSpec, load_checkpoint
+
+ROOT = Path(__file__).resolve().parents[1]
+CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# --- one process ------------------------------------------------------------------------
+
+
+def test_shard_bounds_cover_in_order_and_balance() -> None:
+    for n in (0, 1, 7, 10, 513):
+        for shards in (1, 2, 3, 8):
+            b = shard_bounds(n, shards)
+            assert len(b) == shards and b[0][0] == 0 and b[-1][1] == n
+            assert all(b[i][1] == b[i + 1][0] for i in range(shards - 1))
+            sizes = [hi - lo for lo, hi in b]
+            assert max(sizes) - min(sizes) <= 1
+    with pytest.raises(ValueError, match="shards"):
+        shard_bounds(5, 0)
+
+
+def test_torchrun_env_defaults_and_rejects_inconsistent_values() -> None:
+    assert torchrun_env({}) == (0, 1, 0, 1)
+    env = {"RANK": "3", "WORLD_SIZE": "4", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "2"}
+    assert torchrun_env(env) == (3, 4, 1, 2)
+    with pytest.raises(ValueError, match="RANK must be in"):
+        torchrun_env({"RANK": "2", "WORLD_SIZE": "2"})
+    with pytest.raises(ValueError, match="WORLD_SIZE must be an integer"):
+        torchrun_env({"WORLD_SIZE": "two"})
+
+
+def test_single_process_context_is_a_no_op() -> None:
+    ctx = init_distributed("cpu", env={})
+    assert not ctx.enabled and ctx.is_main and ctx.backend is None
+    assert ctx.all_sum([3, 1.5]) == [3.0, 1.5]
+    assert ctx.sync_gradients(torch.nn.Linear(2, 1), 7) == 7
+    assert ctx.gather_objects("x") == ["x"]
+
+
+def test_rank_streams_rank0_is_the_single_process_stream_and_ranks_differ() -> None:
+    assert np.array_equal(
+        rank_rng(5, 0).integers(0, 1 << 30, 8), np.random.default_rng(5).integers(0, 1 << 30, 8)
+    )
+    draws = [rank_rng(5, r).integers(0, 1 << 30, 8).tolist() for r in range(4)]
+    fresh = rank_rng(5, 1, games=1000).integers(0, 1 << 30, 8).tolist()
+    assert len({tuple(d) for d in [*draws, fresh]}) == 5
+
+
+def test_restore_rngs_continues_saved_streams_and_gives_new_ranks_fresh_ones() -> None:
+    ctx0 = DistContext()
+    streams = [rank_rng(1, 0), rank_rng(1, 1)]
+    for s in streams:
+        s.random(3)
+    torch.manual_seed(11)
+    extra = rng_checkpoint(ctx0, streams[0])
+    extra["rank_rngs"].append(extra["rank_rngs"][0])  # as if written by two ranks
+    extra["rank_rngs"][1] = rng_checkpoint(ctx0, streams[1])["rng"]
+    expected_torch = torch.rand(4)
+    torch.manual_seed(99)
+    r1 = restore_rngs(extra, DistContext(rank=1, world_size=3), seed=1, games=50)
+    assert torch.equal(torch.rand(4), expected_torch)  # torch CPU generator restored
+    assert r1.random() == streams[1].random()
+    r2 = restore_rngs(extra, DistContext(rank=2, world_size=3), seed=1, games=50)
+    assert r2.random() == rank_rng(1, 2, games=50).random()
+    # a checkpoint from before rank streams existed still resumes rank 0
+    old = {"rng": extra["rng"], "torch_rng": extra["torch_rng"]}
+    assert restore_rngs(old, DistContext(), seed=1, games=0).random() == streams[0].random()
+
+
+# --- collectives between real Gloo processes ------------------------------------------
+
+
+def _collectives_worker(rank: int, world: int, port: int, out: str) -> None:
+    os.environ.update(
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(port),
+        RANK=str(rank),
+        WORLD_SIZE=str(world),
+        LOCAL_RANK=str(rank),
+        LOCAL_WORLD_SIZE=str(world),
+    )
+    ctx = init_distributed("cpu")
+    torch.manual_seed(0)
+    net = torch.nn.Linear(3, 2)
+    if rank == 1:  # drift on purpose: broadcast must undo it
+        with torch.no_grad():
+            net.weight.add_(1.0)
+    ctx.broadcast_module(net)
+    gen = torch.Generator().manual_seed(42)
+    xs = torch.randn(5, 3, generator=gen)
+    ys = torch.randn(5, 2, generator=gen)
+    mine = slice(0, 5) if rank == 0 else slice(5, 5)  # rank 1 has nothing to learn
+    rows = xs[mine].shape[0]
+    net.zero_grad(set_to_none=True)
+    if rows:
+        torch.nn.functional.mse_loss(net(xs[mine]), ys[mine], reduction="sum").div(rows).backward()
+    total = ctx.sync_gradients(net, rows)
+    sums = ctx.all_sum([rank + 1, 0.5])
+    shards = map_shards(lambda lo, hi: list(range(lo, hi)), 11)
+    torch.save(
+        {
+            "total": total,
+            "grad": net.weight.grad.clone(),
+            "sums": sums,
+            "shards": shards,
+            "digest": weights_digest(net),
+        },
+        f"{out}/rank{rank}.pt",
+    )
+    ctx.close()
+
+
+def test_gloo_collectives_average_weighted_gradients_and_gather_shards(tmp_path: Path) -> None:
+    mp.spawn(_collectives_worker, args=(2, _free_port(), str(tmp_path)), nprocs=2, join=True)
+    res = [torch.load(tmp_path / f"rank{r}.pt", weights_only=True) for r in range(2)]
+    torch.manual_seed(0)
+    ref = torch.nn.Linear(3, 2)
+    gen = torch.Generator().manual_seed(42)
+    xs = torch.randn(5, 3, generator=gen)
+    ys = torch.randn(5, 2, generator=gen)
+    torch.nn.functional.mse_loss(ref(xs), ys, reduction="sum").div(5).backward()
+    for r in res:
+        assert r["total"] == 5
+        assert torch.allclose(r["grad"], ref.weight.grad, atol=1e-6)  # the one-batch gradient
+        assert r["sums"] == [3.0, 1.0]
+        assert [x for part in r["shards"] for x in part] == list(range(11))
+    assert res[0]["digest"] == res[1]["digest"]  # rank 1's drift was overwritten
+
+
+def test_sharded_match_equals_single_process() -> None:
+    from nard_rl.evaluation import match_result, play_match, play_pairs, play_pairs_sharded
+    from nard_rl.players import make_player
+
+    a, b = make_player("pubeval"), make_player("pubeval")
+    whole = play_match(a, b, 60, seed=4, batch_pairs=8)
+    play = functools.partial(play_pairs, a, b, seed=4, batch_pairs=8)
+    left, right = play(0, 16), play(16, 30)
+    merged = match_result(
+        np.concatenate([left, right], axis=1),
+        name_a=whole.player_a,
+        name_b=whole.player_b,
+        seed=4,
+        rules="standard",
+        elapsed=1.0,
+    )
+    assert {**merged.to_dict(), "games_per_second": 0} == {
+        **whole.to_dict(),
+        "games_per_second": 0,
+    }
+    # the same in two worker processes, merged in pair order
+    seen: list[int] = []
+    sharded = play_pairs_sharded(play, 30, batch_pairs=8, workers=2, progress=seen.append)
+    assert np.array_equal(sharded, play(0, 30))
+    assert seen[-1] == 60 and seen == sorted(seen)
+    with pytest.raises(ValueError, match="multiple of batch_pairs"):
+        play(3, 10)
+
+
+# --- the training app under torchrun -----------------------------------------------------
+
+
+def _torchrun(nproc: int, *overrides: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        f"--nproc_per_node={nproc}",
+        str(ROOT / "scripts" / "train.py"),
+        *overrides,
+    ]
+
+
+def _kill_tree(pid: int) -> None:
+    """SIGKILL the launcher and its ranks at once, as a crash or a preempted node would
+    (torchrun starts each rank in its own session, so killing its group is not enough)."""
+    victims = [pid]
+    for p in victims:
+        try:
+            with open(f"/proc/{p}/task/{p}/children") as fh:
+                victims += [int(c) for c in fh.read().split()]
+        except OSError:
+            pass
+    for p in reversed(victims):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(p, signal.SIGKILL)
+
+
+def test_killed_two_rank_run_has_identical_ranks_and_resumes_with_one(tmp_path: Path) -> None:
+    common = [
+        "name=d",
+        f"out_dir={tmp_path}",
+        "trainer=smoke",
+        "encoding=tesauro198",
+        "model.hidden=[8]",
+        "trainer.parallel_games=16",
+        "trainer.checkpoint_every=30",
+        "trainer.eval_every=0",
+        "trainer.final_eval_games=0",
+        "trainer.log_every=5",
+    ]
+    last = tmp_path / "d" / "checkpoints" / "last.pt"
+    proc = subprocess.Popen(
+        _torchrun(2, *common, "trainer.games=1000000"),
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and not last.exists() and proc.poll() is None:
+            time.sleep(0.2)
+        assert last.exists(), "no checkpoint from the two-rank run"
+        time.sleep(1.0)
+    finally:
+        _kill_tree(proc.pid)
+        proc.wait()
+    ckpt = load_checkpoint(last)
+    meta = ckpt["extra"]["distributed"]
+    assert meta["world_size"] == 2 and meta["backend"] == "gloo"
+    games = ckpt["games"]
+    assert games >= 30
+    assert len(meta["games_by_rank"]) == 2 and sum(meta["games_by_rank"]) == games
+    assert all(g > 0 for g in meta["games_by_rank"])  # both ranks played
+    # both ranks ended each step with the same weights, and these are the saved ones
+    net = NetSpec.from_dict(ckpt["spec"]).build()
+    net.load_state_dict(ckpt["model"])
+    assert meta["weights_digests"] == [weights_digest(net)] * 2
+    assert len(ckpt["extra"]["rank_rngs"]) == 2
+    assert ckpt["extra"]["rank_rngs"][0] != ckpt["extra"]["rank_rngs"][1]
+
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "scripts" / "train.py"),
+            *common,
+            "resume=auto",
+            f"trainer.games={games + 40}",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert f"resumed from {last} at {games:,} games" in out.stdout
+    resumed = load_checkpoint(last)
+    assert resumed["games"] >= games + 40 and resumed["step"] > ckpt["step"]
+    assert resumed["extra"]["distributed"]["world_size"] == 1
+    history = resumed["extra"]["history"]
+    assert [(h["from_games"], h["world_size"]) for h in history] == [(0, 2), (games, 1)]
+
+
+# --- the GPU path (run by scripts/gpu_check.sh on a machine with CUDA) ----------------
+
+
+@pytest.mark.gpu
+@CUDA
+@pytest.mark.parametrize(("first", "second"), [("cuda", "cuda"), ("cuda", "cpu"), ("cpu", "cuda")])
+def test_resume_on_another_device(tmp_path: Path, first: str, second: str) -> None:
+    from nard_rl.config import TrainConfig
+    from nard_rl.train import train
+
+    def cfg(games: int, device: str) -> TrainConfig:
+        c = TrainConfig()
+        c.name, c.out_dir, c.device, c.resume = "g", str(tmp_path), device, "auto"
+        c.model.hidden = [16]
+        c.trainer.games, c.trainer.parallel_games = games, 64
+        c.trainer.checkpoint_every, c.trainer.eval_every, c.trainer.final_eval_games = 50, 0, 20
+        return c
+
+    a = load_checkpoint(train(cfg(60, first)))
+    assert a["extra"]["distributed"]["device_type"] == first
+    assert ("cuda_rng" in a["extra"]) == (first == "cuda")
+    b = load_checkpoint(train(cfg(120, second)))
+    assert b["games"] >= 120 and b["step"] > a["step"]
+    assert b["extra"]["distributed"]["device_type"] == second
+
+
+@pytest.mark.gpu
+@CUDA
+def test_cuda_selfplay_matches_cpu_shapes_and_learns() -> None:
+    from nard_rl.encoding import get_encoding
+    from nard_rl.engine.rules import STANDARD
+    from nard_rl.selfplay import SelfPlay
+
+    enc = get_encoding("extended")
+    spec = NetSpec(enc.name, enc.version, enc.size, (32,), "sigmoid", "standard")
+    dev = torch.device("cuda")
+    net = spec.build().to(dev)
+    opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+    sp = SelfPlay(256, enc, STANDARD, np.random.default_rng(0), dev)
+    before = weights_digest(net)
+    while sp.games_finished < 50:
+        st = sp.step(net, opt)
+        assert np.isfinite(st.loss)
+    assert weights_digest(net) != before
+    assert all(p.device.type == "cuda" for p in net.parameters())
