@@ -84,7 +84,7 @@ def _describe(event: object) -> str | None:
     if isinstance(event, g.OpeningRoll):
         return f"opening roll: human {event.dice[0]}, bot {event.dice[1]}"
     if isinstance(event, g.AutomaticDouble):
-        return f"automatic double: cube at {event.value}"
+        return f"automatic double: cube at {event.cube}"
     if isinstance(event, g.Roll):
         return f"{who(event.player)} rolls {event.dice[0]}-{event.dice[1]}"
     if isinstance(event, g.Move):
@@ -92,7 +92,7 @@ def _describe(event: object) -> str | None:
     if isinstance(event, g.NoPlay):
         return f"{who(event.player)} cannot move (R16)"
     if isinstance(event, g.Double):
-        return f"{who(event.player)} doubles to {event.value}"
+        return f"{who(event.player)} doubles to {event.cube}"
     if isinstance(event, g.Take):
         return f"{who(event.player)} takes"
     if isinstance(event, g.Drop):
@@ -101,6 +101,8 @@ def _describe(event: object) -> str | None:
         return f"{who(event.player)} offers to resign a {event.kind.name.lower()}"
     if isinstance(event, g.ResignationAccepted):
         return f"{who(event.player)} accepts the resignation"
+    if isinstance(event, g.TimeOut):
+        return f"{who(event.player)} runs out of time (R30)"
     if isinstance(event, g.ResignationDeclined):
         return f"{who(event.player)} declines the resignation"
     if isinstance(event, g.GameOver):
