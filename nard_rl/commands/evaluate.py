@@ -103,6 +103,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "one process (deterministic players; under torchrun the ranks share the pairs "
         "instead) (default: %(default)s)",
     )
+    cube = parser.add_argument_group("with the doubling cube (duplicate dice too)")
+    cube.add_argument(
+        "--cube",
+        action="store_true",
+        help="money games with the cube: points per game with the stakes (nets decide the "
+        "cube with nard_rl.cubeful, gnubg with its own cubeful analysis at its ply)",
+    )
+    cube.add_argument(
+        "--match",
+        type=int,
+        default=0,
+        metavar="L",
+        help="play --games matches to L points with the cube: match win rate of A",
+    )
+    cube.add_argument(
+        "--cube-ply",
+        type=int,
+        default=1,
+        help="lookahead of the nets' pre-roll probabilities for cube decisions (default: 1)",
+    )
     rr = parser.add_argument_group("tournament mode")
     rr.add_argument(
         "--round-robin",
@@ -342,6 +362,44 @@ def run_single(args: argparse.Namespace, rules: RuleSet) -> int:
     return 0
 
 
+def run_cubeful(args: argparse.Namespace, rules: RuleSet) -> int:
+    """``--cube`` / ``--match L``: ``nard_rl.cubegames.play_cubeful`` between A and B."""
+    from nard_rl.cubegames import make_cube_bot, play_cubeful
+
+    if args.round_robin is not None or len(args.players) != 2:
+        raise UsageError("--cube and --match take exactly two players A B (no --round-robin)")
+    if args.match < 0:
+        raise UsageError(f"--match must be a match length >= 1, got {args.match}")
+    spec_a, spec_b = args.players
+    try:
+        bots = [
+            make_cube_bot(spec, rules=rules, cube_ply=args.cube_ply, seed=args.seed + k)
+            for k, spec in enumerate((spec_a, spec_b))
+        ]
+    except SETUP_ERRORS as exc:
+        raise UsageError(str(exc)) from exc
+    try:
+        with _progress_bar(even_games(args.games), args, f"{spec_a} vs {spec_b}") as bar:
+            result = play_cubeful(
+                bots[0],
+                bots[1],
+                args.games,
+                match_length=args.match,
+                seed=args.seed,
+                rules=rules,
+                batch_pairs=min(args.batch_pairs, 128),
+                progress=lambda done: bar.update(done - bar.n),
+            )
+    finally:
+        for bot in bots:
+            bot.close()
+    if args.json:
+        print(json.dumps(jsonable({"spec_a": spec_a, "spec_b": spec_b, **result.to_dict()})))
+    else:
+        print(result.summary())
+    return 0
+
+
 def run_round_robin(args: argparse.Namespace, rules: RuleSet) -> int:
     from nard_rl import tournament as tn
 
@@ -430,6 +488,8 @@ def run(args: argparse.Namespace) -> int:
         args.distributed, args.rank = False, 0
         if int(os.environ.get("WORLD_SIZE", "1")) > 1:  # under torchrun: ranks share pairs
             return _run_as_rank(args, rules)
+        if args.cube or args.match:
+            return run_cubeful(args, rules)
         if args.round_robin is not None:
             return run_round_robin(args, rules)
         return run_single(args, rules)
