@@ -90,6 +90,32 @@ An ordered roll escapes when some die path (one die; both dice in either order; 
 double 1..4 steps) lands every step on an open point and ends beyond (lower than) the
 lowest blocked point of the window.  With no blocked point in the window all 36 rolls
 escape.  The counts come from a 4096-entry table built once at import.
+
+``contact`` (version 1, 241 inputs) is ``extended`` (inputs 0..224 unchanged, so a net
+grows from an extended one with zero weights on the rest) plus a contact block per side:
+225..232 ours, 233..240 the opponent's, each computed from that side's own view (S, the
+other side O, points in S's numbering, O's bar as S's point 0 and, while O is on the bar,
+its only source, R11).  "Reach" of a roll: the points O's checkers touch down on with
+one die, both dice in either order, or 1..4 steps of a double, intermediate landings on
+points S does not hold (as for shots above).
+
+==  ========================================================================================
+k   meaning
+==  ========================================================================================
+0   pip loss: mean over the 36 rolls of the pips S loses to O's best hit (25 - p for the
+    most advanced S blot on point p in the roll's reach; 0 without a hit), / 24
+1   double shots: rolls (of 36) whose reach holds two or more S blots, / 36
+2   break contact: pips S must move until every S checker is past O's rearmost checker
+    (sum over S checkers on p >= O's rearmost point r of p - r + 1), / 167
+3   timing: pips S can play without breaking its home points (checkers on 7..25 count
+    p - 6; checkers beyond the second on home points 2..6 count p - 1), / 100
+4   mobility: (checker, die) pairs whose move lands on a point (>= 1) that O does not
+    hold, / 90
+5   stacking: S checkers beyond the third on any point, / 12
+6   forward anchor: 25 - p for S's most advanced point p in 19..24 held by >= 2 S
+    checkers (0 without one), / 6
+7   outfield: S's points 7..18 held by >= 2 S checkers, / 12
+==  ========================================================================================
 """
 
 from __future__ import annotations
@@ -483,6 +509,140 @@ def _extended_kernel(
 
 
 # ---------------------------------------------------------------------------------------
+# contact: the extended inputs plus a block of contact features per side
+
+CONTACT_FEATURES = 8
+"""Inputs per side in the contact block (``contact`` encoding, module docstring)."""
+
+
+@njit(cache=True)
+def _roll_reach(sources: int, open_: int, a: int, b: int) -> int:
+    """Bit mask of the points checkers on ``sources`` can touch down on with the roll
+    (a, b), moving towards higher bits, intermediate landings only on ``open_``."""
+    if a == b:
+        reach = 0
+        step = sources
+        for _ in range(4):
+            step = step << a
+            reach |= step
+            step &= open_
+        return reach
+    first_a = sources << a
+    first_b = sources << b
+    return first_a | first_b | ((first_a & open_) << b) | ((first_b & open_) << a)
+
+
+@njit(cache=True)
+def _contact_side(
+    mine: np.ndarray, theirs: np.ndarray, out: np.ndarray, row: int, base: int
+) -> None:
+    """Contact features of a side S from its own numbering: ``mine[p]`` S's checkers on
+    its point p (``mine[25]`` its bar), ``theirs[p]`` the other side's checkers on S's
+    point p (``theirs[0]`` the other side's bar)."""
+    blots = 0
+    held = 0
+    sources = 0
+    rear_them = 25  # S's lowest point holding an other-side checker (their rearmost)
+    for p in range(1, 25):
+        if mine[p] == 1:
+            blots |= 1 << p
+        elif mine[p] >= 2:
+            held |= 1 << p
+        if theirs[p] > 0:
+            sources |= 1 << p
+            if p < rear_them:
+                rear_them = p
+    if theirs[0] > 0:
+        sources = 1  # while on the bar they can only enter (R11)
+        rear_them = 0
+    open_ = ~held
+    # pip loss and double shots: per roll, the blots the other side can hit
+    pip_loss = 0.0
+    double_shots = 0.0
+    if blots != 0 and sources != 0:
+        for a in range(1, 7):
+            for b in range(a, 7):
+                w = 1.0 if a == b else 2.0
+                hits = _roll_reach(sources, open_, a, b) & blots
+                if hits != 0:
+                    low = 1
+                    while not (hits >> low) & 1:
+                        low += 1
+                    pip_loss += w * (25 - low)
+                    if hits & (hits - 1):
+                        double_shots += w
+    # break contact: pips S must move until all its checkers are past their rearmost
+    brk = 0
+    for p in range(rear_them, 26):
+        if p >= 1:
+            brk += mine[p] * (p - rear_them + 1)
+    # timing: pips S can play outside its home board plus spare checkers' pips at home
+    timing = 0
+    for p in range(7, 26):
+        timing += mine[p] * (p - 6)
+    for p in range(2, 7):
+        if mine[p] > 2:
+            timing += (mine[p] - 2) * (p - 1)
+    # mobility: (checker, die) pairs landing on a point the other side does not hold
+    mobility = 0
+    stack = 0
+    for p in range(1, 26):
+        n = mine[p]
+        if n == 0:
+            continue
+        if n > 3:
+            stack += n - 3
+        for d in range(1, 7):
+            q = p - d
+            if q >= 1 and theirs[q] < 2:
+                mobility += n
+    # forward anchor: S's most advanced point held in the other side's home (S's 19..24)
+    anchor = 0
+    for p in range(24, 18, -1):
+        if mine[p] >= 2:
+            anchor = 25 - p
+    # outfield control: S's points held on 7..18 (blocks, landing spots, a backbone)
+    outfield = 0
+    for p in range(7, 19):
+        if mine[p] >= 2:
+            outfield += 1
+    out[row, base + 0] = pip_loss / (36.0 * 24.0)
+    out[row, base + 1] = double_shots / 36.0
+    out[row, base + 2] = brk / 167.0
+    out[row, base + 3] = timing / 100.0
+    out[row, base + 4] = mobility / 90.0
+    out[row, base + 5] = stack / 12.0
+    out[row, base + 6] = anchor / 6.0
+    out[row, base + 7] = outfield / 12.0
+
+
+@njit(cache=True)
+def _contact_kernel(boards: np.ndarray, out: np.ndarray, col: int) -> None:
+    """Both sides' contact blocks at ``col`` (ours) and ``col + CONTACT_FEATURES``."""
+    mine = np.zeros(26, dtype=np.int64)
+    theirs = np.zeros(26, dtype=np.int64)
+    for i in range(boards.shape[0]):
+        # ours: the board's own numbering
+        for p in range(1, 25):
+            v = np.int64(boards[i, p])
+            mine[p] = v if v > 0 else 0
+            theirs[p] = -v if v < 0 else 0
+        mine[25] = boards[i, 25]
+        mine[0] = 0
+        theirs[0] = -np.int64(boards[i, 0])
+        theirs[25] = 0
+        _contact_side(mine, theirs, out, i, col)
+        # theirs: their point q is our point 25 - q
+        for q in range(1, 25):
+            v = np.int64(boards[i, 25 - q])
+            mine[q] = -v if v < 0 else 0
+            theirs[q] = v if v > 0 else 0
+        mine[25] = -np.int64(boards[i, 0])
+        theirs[0] = boards[i, 25]
+        _contact_side(mine, theirs, out, i, col + 8)
+
+
+# ---------------------------------------------------------------------------------------
 # public interface
 
 
@@ -493,6 +653,8 @@ class Encoding:
     name: str
     version: int
     size: int
+    extends: str | None = None
+    """An encoding whose inputs are this one's first inputs, unchanged (nets grow from it)."""
 
     def encode(
         self,
@@ -534,6 +696,8 @@ class Encoding:
             _tesauro_kernel(arr, flags, dest, _TESAURO_UNITS)
         else:
             _extended_kernel(arr, flags, dest, _RAW_UNITS, _ESCAPE)
+            if self.name == "contact":
+                _contact_kernel(arr, dest, 225)
         if out is not None:
             return out
         return dest[0] if single else dest
@@ -552,6 +716,7 @@ class Encoding:
 ENCODINGS: dict[str, Encoding] = {
     "tesauro198": Encoding("tesauro198", version=1, size=198),
     "extended": Encoding("extended", version=1, size=225),
+    "contact": Encoding("contact", version=1, size=225 + 2 * CONTACT_FEATURES, extends="extended"),
 }
 
 

@@ -308,7 +308,10 @@ def _swap(name: str) -> np.ndarray:
     """Index permutation exchanging the two sides' inputs."""
     if name == "tesauro198":
         return np.r_[98:196, 0:98, 197, 196]
-    return np.r_[100:200, 0:100, THEM:222, US:THEM, RACE, THEM_ON_ROLL, US_ON_ROLL]
+    ext = np.r_[100:200, 0:100, THEM:222, US:THEM, RACE, THEM_ON_ROLL, US_ON_ROLL]
+    if name == "contact":
+        return np.r_[ext, 233:241, 225:233]
+    return ext
 
 
 @pytest.mark.parametrize("name", sorted(ENCODINGS))

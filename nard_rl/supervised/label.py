@@ -39,6 +39,7 @@ from nard_rl.engine.position import flip_boards
 from nard_rl.engine.rules import cubeless_equity, swap_sides
 from nard_rl.evaluation import pair_dice
 from nard_rl.evaluator import Evaluator, exact_finished
+from nard_rl.search import Search
 from nard_rl.selfplay import _append_passes
 
 SHARD_PATTERN = "shard_{:05d}.npz"
@@ -80,16 +81,7 @@ class LabelConfig:
 
 
 # ---------------------------------------------------------------------------------------
-# the 21 distinct rolls and how often each comes up
-
-
-def _distinct_rolls() -> tuple[np.ndarray, np.ndarray]:
-    rolls = [(a, b) for a in range(1, 7) for b in range(a, 7)]
-    weights = [1.0 / 36.0 if a == b else 2.0 / 36.0 for a, b in rolls]
-    return np.array(rolls, dtype=np.int8), np.array(weights, dtype=np.float64)
-
-
-ROLLS, ROLL_WEIGHTS = _distinct_rolls()
+# labels
 
 
 def _greedy(
@@ -105,22 +97,6 @@ def _greedy(
     probs = evaluator.probabilities(afters)
     rows = offsets[:-1] + segment_argmax(cubeless_equity(probs, evaluator.rules), offsets)
     return afters[rows], probs[rows]
-
-
-def _one_ply(evaluator: Evaluator, afterstates: np.ndarray) -> np.ndarray:
-    """1-ply probabilities of afterstates, for as long as ``nard_rl.search`` is absent: the
-    opponent's 0-ply best reply to each of the 21 rolls, averaged with the rolls' weights."""
-    n = afterstates.shape[0]
-    done, out = exact_finished(afterstates)
-    live = np.flatnonzero(~done)
-    if live.size:
-        opp = np.repeat(flip_boards(afterstates[live]), len(ROLLS), axis=0)
-        dice = np.tile(ROLLS, (live.size, 1))
-        _, reply = _greedy(evaluator, opp, dice, evaluator.rules.waste_rule)
-        mine = swap_sides(reply).reshape(live.size, len(ROLLS), 5)
-        out[live] = np.einsum("nrk,r->nk", mine, ROLL_WEIGHTS).astype(np.float32)
-    assert out.shape == (n, 5)
-    return out
 
 
 def truncated_rollout(
@@ -203,26 +179,10 @@ def make_labeller(
         raise ValueError(f"label method must be 'ply' or 'rollout', got {cfg.method!r}")
     if cfg.ply < 0:
         raise ValueError(f"label ply must be >= 0, got {cfg.ply}")
-    search = _search(evaluator)
-    if search is not None:
-        return lambda afters, groups: np.asarray(
-            search.afterstate_probs(afters, ply=cfg.ply), dtype=np.float32
-        )
-    if cfg.ply == 0:
-        return lambda afters, groups: evaluator.probabilities(afters)
-    if cfg.ply == 1:
-        return lambda afters, groups: _one_ply(evaluator, afters)
-    raise ValueError(f"ply {cfg.ply} labels need nard_rl.search, which is not available")
-
-
-def _search(evaluator: Evaluator) -> Any | None:
-    try:
-        from nard_rl.search import Search
-    except ModuleNotFoundError as exc:
-        if exc.name != "nard_rl.search":
-            raise
-        return None
-    return Search(evaluator)
+    search = Search(evaluator)
+    return lambda afters, groups: np.asarray(
+        search.afterstate_probs(afters, ply=cfg.ply), dtype=np.float32
+    )
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,0 +1,245 @@
+"""The supervised pipeline: collection, labels, shards (killed and resumed), growing nets,
+fitting, the gate, and the whole loop on a tiny config through the CLI."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from nard_rl.cli import main
+from nard_rl.encoding import get_encoding
+from nard_rl.engine.movegen import legal_afterstates_batch
+from nard_rl.engine.rules import cubeless_equity
+from nard_rl.evaluator import NetEvaluator
+from nard_rl.network import EquityNet, NetSpec, load_checkpoint, save_checkpoint
+from nard_rl.search import Search
+from nard_rl.supervised.fit import FitConfig, fit, grow_net, heldout_mask, load_rows
+from nard_rl.supervised.gate import GateConfig, gate
+from nard_rl.supervised.label import (
+    LabelConfig,
+    collect_decisions,
+    label_decisions,
+    label_shard,
+    make_labeller,
+    read_shard,
+    shard_path,
+    truncated_rollout,
+)
+
+SMALL = LabelConfig(shards=3, decisions_per_shard=12, parallel_games=16, chunk=5)
+
+
+def _spec(encoding: str = "extended", hidden: tuple[int, ...] = (8,)) -> NetSpec:
+    enc = get_encoding(encoding)
+    return NetSpec(enc.name, enc.version, enc.size, hidden, "sigmoid", "standard")
+
+
+def _net(seed: int = 0, encoding: str = "extended", hidden: tuple[int, ...] = (8,)) -> EquityNet:
+    torch.manual_seed(seed)
+    return _spec(encoding, hidden).build().eval()
+
+
+def _evaluator(seed: int = 0) -> NetEvaluator:
+    return NetEvaluator(_net(seed), _spec())
+
+
+def _save(path: Path, net: EquityNet, spec: NetSpec) -> Path:
+    save_checkpoint(path, net, spec, games=0, step=0, config={"note": "test"})
+    return path
+
+
+def test_collected_decisions_are_real_decisions() -> None:
+    ev = _evaluator()
+    boards, dice = collect_decisions(ev, 50, np.random.default_rng(0), SMALL)
+    assert boards.shape == (50, 26) and dice.shape == (50, 2)
+    _, offsets = legal_afterstates_batch(boards, dice)
+    assert (np.diff(offsets) >= SMALL.min_plays).all()  # forced plays are skipped
+    again = collect_decisions(ev, 50, np.random.default_rng(0), SMALL)
+    np.testing.assert_array_equal(boards, again[0])  # a pure function of the rng
+
+
+def test_labels_are_the_search_of_the_best_candidates() -> None:
+    ev = _evaluator()
+    boards, dice = collect_decisions(ev, 8, np.random.default_rng(1), SMALL)
+    cfg = LabelConfig(top_k=3, window=1.0)
+    rows = label_decisions(ev, make_labeller(ev, cfg), boards, dice, cfg, first_id=100)
+    np.testing.assert_allclose(rows["probs"], Search(ev).afterstate_probs(rows["boards"], 1))
+    np.testing.assert_allclose(rows["probs0"], ev.probabilities(rows["boards"]), atol=1e-6)
+    assert rows["decision"].min() >= 100
+    for d in np.unique(rows["decision"]):
+        sel = rows["decision"] == d
+        eq0 = cubeless_equity(rows["probs0"][sel])
+        assert (np.diff(eq0) <= 1e-9).all()  # ranked by 0-ply
+        assert rows["rank0"][sel].tolist() == list(range(sel.sum()))
+        eqn = cubeless_equity(rows["probs"][sel])
+        assert rows["disagree"][sel].all() == (int(np.argmax(eqn)) != 0)
+    # at 0-ply the labels are the 0-ply probabilities and nothing disagrees
+    cfg0 = LabelConfig(ply=0, top_k=3, window=1.0)
+    rows0 = label_decisions(ev, make_labeller(ev, cfg0), boards, dice, cfg0)
+    np.testing.assert_allclose(rows0["probs"], rows0["probs0"], atol=1e-6)
+    assert not rows0["disagree"].any()
+
+
+def test_truncated_rollout_shares_dice_within_a_decision() -> None:
+    ev = _evaluator()
+    boards, dice = collect_decisions(ev, 4, np.random.default_rng(2), SMALL)
+    afters, _ = legal_afterstates_batch(boards[:1], dice[:1])
+    two = np.repeat(afters[:1], 2, axis=0)
+    same = truncated_rollout(ev, two, np.array([5, 5]), trials=4, horizon=6, seed=3)
+    np.testing.assert_allclose(same[0], same[1], atol=1e-6)  # same group: same dice
+    other = truncated_rollout(ev, two, np.array([5, 6]), trials=4, horizon=6, seed=3)
+    assert np.abs(other[0] - other[1]).max() > 1e-3
+    np.testing.assert_allclose(  # horizon 0 is the evaluator itself
+        truncated_rollout(ev, afters, np.zeros(len(afters), np.int64), trials=2, horizon=0, seed=0),
+        ev.probabilities(afters),
+        atol=1e-6,
+    )
+    won = np.zeros((1, 26), dtype=np.int8)
+    won[0, 13:20] = -2
+    won[0, 20] = -1  # the mover has borne off all 15, the opponent none: a gammon
+    np.testing.assert_allclose(
+        truncated_rollout(ev, won, np.zeros(1, np.int64), trials=2, horizon=4, seed=0),
+        [[1, 1, 0, 0, 0]],
+    )
+
+
+def test_label_shard_splits_work_and_skips_finished_shards(tmp_path: Path) -> None:
+    ev = _evaluator()
+    a = label_shard(ev, tmp_path / "a", SMALL, k=0, num=2, seed=1, generation=1, progress=False)
+    assert [p.name for p in a] == ["shard_00000.npz", "shard_00002.npz"]
+    assert not shard_path(tmp_path / "a", 1).exists()
+    b = label_shard(ev, tmp_path / "a", SMALL, k=1, num=2, seed=1, generation=1, progress=False)
+    assert [p.name for p in b] == ["shard_00001.npz"]
+    whole = label_shard(ev, tmp_path / "b", SMALL, seed=1, generation=1, progress=False)
+    for p, q in zip(sorted(a + b), whole, strict=True):
+        x, meta = read_shard(p)
+        y, _ = read_shard(q)
+        assert meta["generation"] == 1 and meta["label"]["ply"] == 1
+        for key in x:
+            np.testing.assert_array_equal(x[key], y[key])
+    with pytest.raises(ValueError, match="0 <= k < num"):
+        label_shard(ev, tmp_path / "c", SMALL, k=2, num=2)
+
+
+def test_killed_labelling_resumes_with_identical_shards(tmp_path: Path) -> None:
+    teacher = _save(tmp_path / "teacher.pt", _net(), _spec())
+    script = textwrap.dedent(
+        f"""
+        import sys
+        from nard_rl.evaluator import load_evaluator
+        from nard_rl.supervised.label import LabelConfig, label_shard
+        cfg = LabelConfig(shards=40, decisions_per_shard=12, parallel_games=16, chunk=5)
+        label_shard(load_evaluator({str(teacher)!r}), sys.argv[1], cfg, seed=1, progress=False)
+        """
+    )
+    folder = tmp_path / "killed"
+    proc = subprocess.Popen([sys.executable, "-c", script, str(folder)])
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list(folder.glob("shard_*.npz"))) < 2:
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = sorted(folder.glob("shard_*.npz"))
+    assert 2 <= len(done) < 40, "the run should be killed part-way"
+    stamps = {p: p.stat().st_mtime_ns for p in done}
+    cfg = LabelConfig(shards=40, decisions_per_shard=12, parallel_games=16, chunk=5)
+    ev = NetEvaluator.from_checkpoint(teacher)
+    label_shard(ev, folder, cfg, seed=1, progress=False)
+    assert len(list(folder.glob("shard_*.npz"))) == 40
+    assert all(p.stat().st_mtime_ns == t for p, t in stamps.items())  # kept, not redone
+    for i in (0, len(done), 39):  # before, at and after the kill: as an unbroken run
+        fresh = label_shard(
+            ev,
+            tmp_path / "fresh",
+            LabelConfig(**{**cfg.__dict__, "shards": i + 1}),
+            seed=1,
+            k=i,
+            num=i + 1,
+            progress=False,
+        )[0]
+        x, _ = read_shard(shard_path(folder, i))
+        y, _ = read_shard(fresh)
+        for key in x:
+            np.testing.assert_array_equal(x[key], y[key])
+
+
+def test_grow_net_keeps_the_function() -> None:
+    small = _net(3, "extended", (8,))
+    big = grow_net(small, _spec("extended", (8,)), _spec("contact", (16,)))
+    boards, _ = collect_decisions(_evaluator(), 40, np.random.default_rng(4), SMALL)
+    with torch.no_grad():
+        a = small(torch.from_numpy(get_encoding("extended").encode(boards)))
+        b = big(torch.from_numpy(get_encoding("contact").encode(boards)))
+    torch.testing.assert_close(a, b)
+    assert big.hidden == (16,) and big.inputs == get_encoding("contact").size
+    with pytest.raises(ValueError, match="scratch"):
+        grow_net(small, _spec("extended", (8,)), _spec("tesauro198", (8,)))
+    with pytest.raises(ValueError, match="scratch"):
+        grow_net(small, _spec("extended", (8,)), _spec("extended", (8, 8)))
+    with pytest.raises(ValueError, match="shrink"):
+        grow_net(small, _spec("extended", (8,)), _spec("extended", (4,)))
+
+
+def test_fit_lowers_the_heldout_loss_and_holds_out_whole_decisions(tmp_path: Path) -> None:
+    teacher = _evaluator(5)
+    label_shard(teacher, tmp_path, SMALL, seed=2, progress=False)
+    rows = load_rows([tmp_path])
+    held = heldout_mask(rows["decision"], rows["generation"], 0.3)
+    for d in np.unique(rows["decision"]):
+        assert len(set(held[rows["decision"] == d].tolist())) == 1
+    cfg = FitConfig(lr=1e-2, batch=16, max_epochs=20, patience=5, holdout=0.3)
+    net, res = fit(_net(6), _spec(), rows, cfg, seed=0)
+    assert res.best_heldout_loss < 0.5 * res.initial_heldout_loss
+    assert res.train_rows + res.heldout_rows == len(rows["boards"])
+    assert not net.training
+
+
+def test_gate_accepts_only_a_clear_winner(tmp_path: Path) -> None:
+    from nard_rl.net_player import default_checkpoint_path
+
+    weak = _save(tmp_path / "weak.pt", _net(7), _spec())
+    strong = default_checkpoint_path()
+    cfg = GateConfig(games=60)
+    won = gate(strong, weak, cfg)
+    assert won["accepted"] and won["ppg"] > won["margin"] > 0
+    same = gate(strong, strong, cfg)  # identical players on shared dice: exactly even
+    assert same["ppg"] == 0.0 and not same["accepted"]
+
+
+def test_tiny_pipeline_end_to_end_and_resume(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    init = _save(tmp_path / "gen0.pt", _net(8), _spec())
+    args = [
+        "pipeline",
+        "supervised=tiny",
+        f"out_dir={tmp_path}",
+        f"init={init}",
+        "generations=1",
+        "label.shards=2",
+        "label.decisions_per_shard=20",
+        "gate.games=60",
+        "student.hidden=[12]",
+        "progress=false",
+    ]
+    assert main(args) == 0
+    run = tmp_path / "tiny"
+    assert (run / "gen_001" / "gate.json").exists()
+    cand = load_checkpoint(run / "gen_001" / "candidate.pt")
+    assert cand["spec"]["hidden"] == [12]
+    stages = [h.get("stage") for h in cand["extra"]["history"]]
+    assert stages[-3:] == ["init", "label", "fit"]
+    best = load_checkpoint(run / "best.pt")
+    assert best["extra"]["history"][-1]["stage"] in ("gate", "init")
+    mtime = (run / "gen_001" / "candidate.pt").stat().st_mtime_ns
+    capsys.readouterr()
+    assert main(args) == 0  # finished: nothing is redone
+    assert (run / "gen_001" / "candidate.pt").stat().st_mtime_ns == mtime
+    assert "fitting" not in capsys.readouterr().out
