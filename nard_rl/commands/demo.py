@@ -28,8 +28,8 @@ from nard_rl.engine.game import (
     NoPlay,
     OpeningRoll,
     Phase,
-    ResultKind,
     Take,
+    result_name,
 )
 from nard_rl.engine.position import Position
 from nard_rl.engine.rules import RuleSet, get_rules
@@ -49,6 +49,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--match", type=int, default=0, metavar="N", help="play a match to N points (0: one game)"
+    )
+    parser.add_argument(
+        "--home",
+        choices=("right", "left"),
+        default=None,
+        help="draw each game's final board (X's view), home board on this side (R30)",
     )
 
 
@@ -92,12 +98,7 @@ def play_match(seed: int, rules: RuleSet | str = "standard", length: int = 0) ->
 
 
 def _result_text(result: GameResult, rules: RuleSet) -> str:
-    if result.kind is ResultKind.SINGLE:
-        kind = "a single game"
-    elif not rules.cube:
-        kind = "a mars"  # R28: the rule set without a cube calls the double win a mars
-    else:
-        kind = "a " + result.kind.name.lower()
+    kind = result_name(result, rules)
     how = {
         "bear_off": "",
         "drop": " (double dropped)",
@@ -159,8 +160,11 @@ def game_transcript(game: Game) -> list[str]:
     return lines
 
 
-def transcript(seed: int = 1, rules: RuleSet | str = "standard", match: int = 0) -> str:
-    """The demo's full text for a seed, rule set and match length (0: one money game)."""
+def transcript(
+    seed: int = 1, rules: RuleSet | str = "standard", match: int = 0, home: str | None = None
+) -> str:
+    """The demo's full text for a seed, rule set and match length (0: one money game);
+    with ``home`` each game ends with its final board drawn from X's view."""
     ruleset = get_rules(rules)
     result = play_match(seed, ruleset, match)
     kind = f"{match}-point match" if match else "one game"
@@ -178,6 +182,10 @@ def transcript(seed: int = 1, rules: RuleSet | str = "standard", match: int = 0)
             )
             lines.append(f"Game {index + 1}: score X {s0}, O {s1}{crawford}")
         lines.extend(game_transcript(game))
+        if home is not None:
+            from nard_rl.engine.ascii import render_board
+
+            lines.append(render_board(game.position_for(0), names=PLAYERS, home=home))
     if match:
         s0, s1 = result.score
         lines += ["", f"{PLAYERS[result.winner or 0]} wins the match {max(s0, s1)}-{min(s0, s1)}"]
@@ -188,5 +196,5 @@ def run(args: argparse.Namespace) -> int:
     if args.match < 0:
         print("nard demo: error: --match must be >= 0", file=sys.stderr)
         return 2
-    print(transcript(args.seed, args.rules, args.match), end="")
+    print(transcript(args.seed, args.rules, args.match, args.home), end="")
     return 0

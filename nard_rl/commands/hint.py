@@ -30,6 +30,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="answer JSON lines on stdin (position, dice, cube, match, rules, ply, top), "
         "one line each: the ranked plays, or without dice the cube analysis",
     )
+    parser.add_argument(
+        "--home",
+        choices=("right", "left"),
+        default=None,
+        help="draw the board first, the home board on this side (display only, R30)",
+    )
 
 
 def rank_plays(
@@ -90,6 +96,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"plays": plays[: args.top]}))
         return 0
+    if args.home is not None:
+        from nard_rl.engine.ascii import render_board
+
+        print(render_board(position, home=args.home))
     print(f"Position ID {position.position_id()}, roll {args.dice[0]}-{args.dice[1]}")
     if not plays:
         print("  no legal play: the roll is forfeited (R16)")

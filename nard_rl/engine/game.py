@@ -330,6 +330,8 @@ class Game:
         reserve = self.rules.reserve_seconds or 0.0
         self._reserve = [float(reserve), float(reserve)]
         self._turn_started: float | None = None
+        self._paused_at: float | None = None
+        """When a pending resignation stopped the clock (R30: answers are not timed)."""
         if start is None:
             self._board: tuple[int, ...] = START_BOARD
             self._phase = Phase.OPENING
@@ -394,7 +396,8 @@ class Game:
 
         The clock runs for the player on roll from the start of the turn until the play
         is committed (or the roll passes); answers to a double or a resignation are not
-        timed (the mars rule set has no cube anyway).
+        timed (the mars rule set has no cube anyway): the clock stops while a resignation
+        waits for its answer, so waiting cannot turn a resignation into a timeout.
         """
         if not self.has_clock:
             return float("inf"), float("inf")
@@ -402,7 +405,8 @@ class Game:
         reserve = self._reserve[player]
         if player != self._player or self._turn_started is None:
             return turn, reserve
-        elapsed = self._clock() - self._turn_started
+        now = self._paused_at if self._paused_at is not None else self._clock()
+        elapsed = now - self._turn_started
         over = max(0.0, elapsed - turn)
         return max(0.0, turn - elapsed), reserve - over
 
@@ -413,6 +417,8 @@ class Game:
         Returns whether the game ended on time.
         """
         if self._phase is Phase.GAME_OVER or not self.has_clock or self._turn_started is None:
+            return False
+        if self._paused_at is not None:
             return False
         if self.time_left(self._player)[1] >= 0.0:
             return False
@@ -656,6 +662,8 @@ class Game:
         self.record.append(event)
         self._resigned = (resigner, kind, self._phase)
         self._phase = Phase.RESIGN_PENDING
+        if self._turn_started is not None:
+            self._paused_at = self._clock()
         return event
 
     def accept_resignation(self) -> GameResult:
@@ -676,6 +684,9 @@ class Game:
         self.record.append(event)
         self._resigned = None
         self._phase = previous
+        if self._paused_at is not None and self._turn_started is not None:
+            self._turn_started += self._clock() - self._paused_at  # the pause is not charged
+        self._paused_at = None
         return event
 
     # the end ----------------------------------------------------------------------------------
@@ -704,6 +715,7 @@ class Game:
         self.result = result
         self._phase = Phase.GAME_OVER
         self._turn_started = None
+        self._paused_at = None
         self.record.append(GameOver(result))
         return result
 
@@ -737,6 +749,16 @@ class Game:
             elif isinstance(event, GameOver) and game.result != event.result:
                 raise ValueError(f"replayed result {game.result} differs from {event.result}")
         return game
+
+
+def result_name(result: GameResult, rules: RuleSet) -> str:
+    """``a single game``, ``a gammon``, ``a backgammon``; under the rule set without a
+    cube every double win is ``a mars`` (R28), whatever the board looked like."""
+    if result.kind is ResultKind.SINGLE:
+        return "a single game"
+    if not rules.cube:
+        return "a mars"
+    return "a " + result.kind.name.lower()
 
 
 def running_scores(games: Sequence[Game], length: int = 0) -> list[tuple[int, int]]:
