@@ -28,6 +28,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from nard_rl.cube import swap_sides
 from nard_rl.engine.game import IllegalActionError
@@ -166,6 +167,11 @@ def create_app(config: ServerConfig | None = None, analyzer: Analyzer | None = N
             parts.append(f"{where}: {err.get('msg', 'invalid')}")
         key = "message" if request.url.path in ("/move", "/eval") else "error"
         return JSONResponse({key: "; ".join(parts)[:2000]}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        key = "message" if request.url.path in ("/move", "/eval") else "error"
+        return JSONResponse({key: str(exc.detail)}, status_code=exc.status_code)
 
     @app.exception_handler(IllegalActionError)
     async def _illegal(request: Request, exc: IllegalActionError) -> JSONResponse:
