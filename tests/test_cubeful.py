@@ -1,0 +1,109 @@
+"""Cubeful games (``nard_rl.cubegames``): the game loop's cube rules checked with scripted
+cube policies, duplicate-dice symmetry, and gnubg's cube policy."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from nard_rl.cube import CubeState
+from nard_rl.cubegames import CubeBot, FixedPolicy, GnubgPolicy, play_cubeful
+from nard_rl.met import MatchScore
+from nard_rl.players.pubeval import PubevalPlayer
+
+FAR_AHEAD = [0, 3, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, -2, -2, -2, -3, -3, -3, 0, 0, 0, 0, 0, 0, 0]
+FAR_BEHIND = [0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 3, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, -3, -3, -3, 0]
+
+
+class Scripted:
+    """Always (or never) doubles, always takes or always drops; records what it saw."""
+
+    def __init__(self, double: bool, take: bool) -> None:
+        self.double, self.take = double, take
+        self.asked: list[tuple[CubeState, MatchScore | None]] = []
+
+    def double_batch(
+        self, boards: np.ndarray, cubes: Sequence[CubeState], matches: Sequence[MatchScore | None]
+    ) -> np.ndarray:
+        self.asked.extend(zip(cubes, matches, strict=True))
+        return np.full(len(cubes), self.double)
+
+    def take_batch(
+        self, boards: np.ndarray, cubes: Sequence[CubeState], matches: Sequence[MatchScore | None]
+    ) -> np.ndarray:
+        return np.full(len(cubes), self.take)
+
+
+def _bot(name: str, policy: object) -> CubeBot:
+    return CubeBot(name, PubevalPlayer(), policy)  # type: ignore[arg-type]
+
+
+def test_a_dropped_double_scores_the_cube_before_the_double() -> None:
+    a = _bot("doubler", Scripted(double=True, take=False))
+    b = _bot("dropper", Scripted(double=False, take=False))
+    r = play_cubeful(a, b, 40, seed=3, batch_pairs=8)
+    # A doubles at its first turn before rolling, B drops: +1 every game (R24)
+    assert r.mean == 1.0 and r.ci95 == 0.0
+    assert r.drops == 1.0 and r.doubles == 1.0
+
+
+def test_cube_escalates_to_the_cap_when_both_double_and_take() -> None:
+    a = _bot("a", Scripted(double=True, take=True))
+    b = _bot("b", Scripted(double=True, take=True))
+    r = play_cubeful(a, b, 20, seed=5, batch_pairs=4)
+    assert r.mean_cube == 64.0  # R24: never above 64, every game gets there
+    assert r.drops == 0.0
+    # each side asked only when it may double: centered or its own cube, below 64 (R23)
+    for policy, me in ((a.cube, "mover"), (b.cube, "mover")):
+        for cube, _ in policy.asked:  # type: ignore[attr-defined]
+            assert cube.owner in ("centered", me) and cube.value <= 32
+
+
+def test_identical_bots_break_even_on_duplicate_dice() -> None:
+    a = _bot("a", FixedPolicy())
+    b = _bot("b", FixedPolicy())
+    money = play_cubeful(a, b, 16, seed=1, batch_pairs=8)
+    assert money.mean == 0.0 and money.doubles == 0.0
+    match = play_cubeful(a, b, 8, match_length=3, seed=1, batch_pairs=4)
+    assert match.mean == 0.5
+
+
+def test_matches_respect_crawford_and_end_at_the_length() -> None:
+    # every first double is dropped: games of one point, so matches reach the Crawford
+    # game (played out, no one may double) and, when the trailer wins it, post-Crawford
+    da, db = Scripted(double=True, take=False), Scripted(double=True, take=False)
+    r = play_cubeful(_bot("a", da), _bot("b", db), 12, match_length=5, seed=2, batch_pairs=6)
+    assert 0.0 <= r.mean <= 1.0
+    asked = da.asked + db.asked
+    # nobody is asked to double in the Crawford game (R34); post-Crawford they are
+    assert asked and not any(m is not None and m.crawford for _, m in asked)
+    assert any(m is not None and m.post_crawford for _, m in asked)
+    # scores as seen by the doubler are always below the length
+    assert all(m is not None and m.score_me < 5 and m.score_opp < 5 for _, m in asked)
+
+
+def test_money_with_the_fixed_policy_is_cubeless() -> None:
+    r = play_cubeful(_bot("a", FixedPolicy()), _bot("b", Scripted(False, True)), 8, seed=4)
+    assert r.doubles == 0.0 and r.mean_cube == 1.0
+
+
+@pytest.mark.gnubg
+def test_gnubg_cube_policy_answers_from_the_doublers_side() -> None:
+    from nard_rl.players.gnubg_player import GnubgPlayer
+
+    with GnubgPlayer(0) as g:
+        policy = GnubgPolicy(g)
+        boards = np.array([FAR_AHEAD, FAR_BEHIND], dtype=np.int8)
+        cubes = [CubeState(), CubeState()]
+        takes = policy.take_batch(boards, cubes, [None, None])
+        assert takes.tolist() == [False, True]
+        start = np.array(
+            [[0, -2, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, -5, 5, 0, 0, 0, -3, 0, -5, 0, 0, 0, 0, 2, 0]],
+            dtype=np.int8,
+        )
+        assert policy.double_batch(start, [CubeState()], [None]).tolist() == [False]
+        # post-Crawford the 3-away trailer doubles at once, whatever the position
+        post = MatchScore(5, 2, 4)
+        assert policy.double_batch(start, [CubeState()], [post]).tolist() == [True]
