@@ -235,3 +235,25 @@ def test_agent_answers_under_mars(
     answer = json.loads(capsys.readouterr().out.splitlines()[0])
     legal = {p.move: p.board for p in Position(START_BOARD).plays(6, 5)}
     assert tuple(answer["board"]) == legal[answer["move"]]
+
+
+# R30 in server sessions ------------------------------------------------------------------------
+def test_r30_server_sessions_show_the_clock_and_score_a_timeout_as_a_mars() -> None:
+    from nard_rl.server.analysis import Analyzer
+    from nard_rl.server.sessions import SessionStore
+
+    clock = FakeClock()
+    store = SessionStore(Analyzer(), clock=clock)
+    assert store.create("standard", seed=1)["clock"] is None
+    gid = store.create("mars", seed=3, first="human")["id"]
+    view = store.act(gid, "roll")  # the human wins the opening and must move
+    assert view["phase"] == "move" and view["can_double"] is False
+    assert view["clock"]["human"] == {"turn": 11.0, "reserve": 90.0}
+    clock.now += 30.0
+    assert store.state(gid)["clock"]["human"] == {"turn": 0.0, "reserve": 71.0}
+    clock.now += 100.0  # nobody acts: the next poll ends the game on time
+    view = store.state(gid)
+    assert view["phase"] == "game_over"
+    assert view["result"] == {"winner": "bot", "points": 2, "kind": "gammon", "reason": "timeout"}
+    with pytest.raises(IllegalActionError, match="game is over"):
+        store.act(gid, "move", move="24/18")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import secrets
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +23,7 @@ import numpy as np
 
 from nard_rl.cube import CubeState
 from nard_rl.engine import game as g
-from nard_rl.engine.game import Game, IllegalActionError, Match, Phase, ResultKind
+from nard_rl.engine.game import Clock, Game, IllegalActionError, Match, Phase, ResultKind
 from nard_rl.met import MatchScore
 from nard_rl.server.analysis import Analyzer
 from nard_rl.server.state import DecisionState
@@ -115,8 +116,12 @@ def _describe(event: object) -> str | None:
 class SessionStore:
     """The sessions of one server and the bot that plays in them."""
 
-    def __init__(self, analyzer: Analyzer, *, max_sessions: int = 1000) -> None:
+    def __init__(
+        self, analyzer: Analyzer, *, max_sessions: int = 1000, clock: Clock = time.monotonic
+    ) -> None:
         self.analyzer = analyzer
+        self.clock = clock
+        """The games' time source (R30 clock of the mars rule set); injectable for tests."""
         self.max_sessions = max_sessions
         self._sessions: OrderedDict[str, Session] = OrderedDict()
         self._lock = threading.Lock()
@@ -130,7 +135,7 @@ class SessionStore:
         seed: int | None = None,
     ) -> dict[str, Any]:
         seed = secrets.randbits(63) if seed is None else seed
-        match = Match(match_length, rules, seed=seed)
+        match = Match(match_length, rules, seed=seed, clock=self.clock)
         session = Session(secrets.token_hex(8), match, first, np.random.default_rng(seed + 1))
         with self._lock:
             self._sessions[session.id] = session
@@ -156,6 +161,8 @@ class SessionStore:
     def state(self, session_id: str) -> dict[str, Any]:
         session = self.get(session_id)
         with session.lock:
+            if session.game.check_clock():  # polled: a silent player loses on time (R30)
+                self._log(session)
             return self.view(session)
 
     # human actions -------------------------------------------------------------------------
@@ -296,12 +303,18 @@ class SessionStore:
             "resignation": None,
             "result": None,
             "match_over": match.is_over,
+            "clock": None,
             "log": session.log[-40:],
         }
         if game.phase is Phase.MOVE and on_roll == HUMAN:
             out["legal_plays"] = [
                 {"move": p.move, "board": list(p.board)} for p in game.legal_plays()
             ]
+        if game.has_clock:  # R30: turn time and reserve left, in seconds
+            out["clock"] = {
+                NAMES[p]: dict(zip(("turn", "reserve"), game.time_left(p), strict=True))
+                for p in (HUMAN, BOT)
+            }
         if game.pending_resignation is not None:
             who, kind = game.pending_resignation
             out["resignation"] = {"by": NAMES[who], "kind": kind.name.lower()}
