@@ -1,0 +1,171 @@
+"""gnubg's external-player protocol: board lines in, one answer line out.
+
+The board lines below are the shapes GNU Backgammon 1.07 sends (docs/gnubg-external.md):
+on roll before the dice (names and scores swapped), doubled, and with dice.  The
+end-to-end test drives the real gnubg through ``scripts/gnubg_external_play.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from nard_rl.engine.game import Game
+from nard_rl.engine.position import START_BOARD, Position
+from nard_rl.server.analysis import Analyzer
+from nard_rl.server.gnubg_external import decide, parse_board_line, start_gnubg_server
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def board_line(
+    board: list[int] | tuple[int, ...] = START_BOARD,
+    *,
+    names: tuple[str, str] = ("gnubg", "nard"),
+    length: int = 0,
+    scores: tuple[int, int] = (0, 0),
+    turn: int = 1,
+    dice: tuple[int, int] = (0, 0),
+    cube: int = 1,
+    may: tuple[int, int] = (1, 1),
+    doubled: int = 0,
+    crawford_flags: tuple[int, int] = (0, 1),
+) -> str:
+    """A 53-token FIBS board line as gnubg writes it for its external player."""
+    off_me = 15 - sum(v for v in board[1:26] if v > 0)
+    off_opp = 15 + sum(v for v in board[0:25] if v < 0)
+    tokens = [
+        "board", *names, length, *scores, *board, turn, *dice, *dice, cube, *may, doubled,
+        1, -1, 0, 25, off_me, off_opp, 0, 0, 0, 0, *crawford_flags,
+    ]  # fmt: skip
+    assert len(tokens) == 53
+    return ":".join(str(t) for t in tokens)
+
+
+@functools.cache
+def shared_analyzer() -> Analyzer:
+    return Analyzer()
+
+
+@pytest.fixture(scope="module")
+def analyzer() -> Analyzer:
+    return shared_analyzer()
+
+
+def test_parse_undoes_gnubgs_score_swap() -> None:
+    # on roll (turn 1): token 4 is gnubg's score; doubled (turn -1): the normal order
+    on_roll = parse_board_line(board_line(length=5, scores=(1, 3), turn=1))
+    assert on_roll.score == (3, 1)
+    doubled = parse_board_line(
+        board_line(names=("nard", "gnubg"), length=5, scores=(3, 1), turn=-1, doubled=1)
+    )
+    assert doubled.score == (3, 1) and doubled.doubled
+    assert on_roll.state().match is not None and on_roll.state().match.score_me == 3
+    craw = parse_board_line(board_line(length=5, scores=(4, 2), crawford_flags=(0, 0)))
+    assert craw.state().match.crawford  # token 52 is 0 in the Crawford game
+    assert not craw.state().match.doubling_allowed
+
+
+def test_cube_owner_from_the_may_double_flags() -> None:
+    assert parse_board_line(board_line(cube=2, may=(1, 0))).state().cube.owner == "mover"
+    assert parse_board_line(board_line(cube=2, may=(0, 1))).state().cube.owner == "opponent"
+    assert parse_board_line(board_line(cube=1, may=(1, 1))).state().cube.owner == "centered"
+
+
+def test_answers(analyzer: Analyzer) -> None:
+    assert decide(analyzer, board_line()) in ("roll", "double")
+    assert decide(analyzer, board_line(turn=-1, doubled=1)) in ("take", "drop")
+    play = decide(analyzer, board_line(dice=(6, 5)))
+    assert play == "24/13"
+    # every play answered for many positions and rolls is one of the legal plays
+    for seed in range(3):
+        game = Game(seed=seed)
+        while not game.is_over:
+            if game.phase.value != "move":
+                game.roll()
+                continue
+            board = list(game.position.board)
+            answer = decide(analyzer, board_line(board, dice=game.dice))
+            assert answer in {p.move for p in Position(board).plays(*game.dice)}
+            game.play(answer)  # the engine reads the notation back
+    # a roll that cannot be played answers an empty line
+    closed = [0] * 26
+    closed[25] = 1
+    closed[7] = 14
+    closed[19:25] = [-2, -2, -2, -3, -3, -3]
+    assert decide(analyzer, board_line(closed, dice=(3, 4))) == ""
+
+
+@pytest.mark.parametrize(
+    "line, word",
+    [
+        ("hello", "board"),
+        ("board:a:b", "53"),
+        (board_line(dice=(3, 1)).replace(":3:1:3:1:", ":x:1:3:1:"), "integer"),
+        (board_line(dice=(7, 1)), "dice"),
+        (board_line(length=3, scores=(5, 0)), "score"),
+        (board_line([0] * 25 + [16]), "15"),
+    ],
+)
+def test_bad_lines_get_an_error_line(analyzer: Analyzer, line: str, word: str) -> None:
+    answer = decide(analyzer, line)
+    assert answer.startswith("Error: ") and word in answer and "\n" not in answer
+
+
+@given(st.text(max_size=300))
+def test_fuzzed_lines_never_crash(line: str) -> None:
+    answer = decide(shared_analyzer(), line)
+    assert answer.startswith("Error: ") and "\n" not in answer
+
+
+@given(
+    index=st.integers(min_value=1, max_value=52),
+    value=st.integers(min_value=-99, max_value=99).map(str) | st.text(max_size=4),
+)
+def test_fuzzed_tokens_never_crash(index: int, value: str) -> None:
+    tokens = board_line(dice=(3, 1)).split(":")
+    tokens[index] = value
+    answer = decide(shared_analyzer(), ":".join(tokens))
+    assert "\n" not in answer
+
+
+def test_tcp_server_answers_one_line_per_board_line(analyzer: Analyzer) -> None:
+    async def main() -> list[bytes]:
+        server = await start_gnubg_server(analyzer, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        answers = []
+        for line in (board_line(dice=(6, 5)), "garbage", board_line()):
+            writer.write(line.encode() + b"\n\x00")  # gnubg ends each line with a NUL
+            await writer.drain()
+            answers.append(await asyncio.wait_for(reader.readline(), 120))
+        writer.close()
+        server.close()
+        await server.wait_closed()
+        return answers
+
+    answers = asyncio.run(main())
+    assert answers[0] == b"24/13\n"
+    assert answers[1].startswith(b"Error: ")
+    assert answers[2] in (b"roll\n", b"double\n")
+
+
+@pytest.mark.gnubg
+def test_gnubg_plays_money_games_and_a_match(tmp_path: Path) -> None:
+    """gnubg 1.07 referees money games with the cube and a whole match against nard serve;
+    the script checks that every game ends, every answer is legal and gnubg complains
+    about none."""
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "gnubg_external_play.py"),
+         "--money", "2", "--matches", "1", "--length", "3", "--keep", str(tmp_path)],
+        capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "all checks passed" in result.stdout
