@@ -79,12 +79,14 @@ class NardCubeEnv(NardEnv):
 
     The same ``Box(0, 7.5, (F + 12,), float32)`` as ``Nard-v0``: the position from the
     view of the side to decide, then the dice block.  In a move step the dice are rolled
-    and the position is encoded with ``on_roll=True``; in a cube step the dice block is
-    zero (not rolled yet) and the position is encoded with ``on_roll=True`` (the pre-roll
+    and the position is encoded in the pre-roll convention (``Encoding.encode_pre_roll``,
+    as the opponent's afterstate, like ``Nard-v0``); in a cube step the dice block is
+    zero (not rolled yet) and the position is encoded the same way (the pre-roll
     position the cube decision is about); in a take step the dice block is zero and the
-    position is encoded with ``on_roll=False``, because the doubler is on roll: it is an
-    afterstate from the taker's view, the input a TD network evaluates.  The cube state is
-    not in the observation but in ``info`` (below), so the spaces are those of ``Nard-v0``.
+    position is encoded as it stands with ``on_roll=False``, because the doubler is on
+    roll: it is an afterstate from the taker's view, the input a TD network evaluates.
+    The cube state is not in the observation but in ``info`` (below), so the spaces are
+    those of ``Nard-v0``.
 
     ## Action Space
 
@@ -482,8 +484,10 @@ class NardCubeEnv(NardEnv):
         obs = np.zeros(self.observation_space.shape, dtype=np.float32)
         size = self.encoding.size
         # the taker sees the doubler on roll: an afterstate from its view (class docstring)
-        on_roll = g.phase is not Phase.TAKE_OR_DROP
-        self.encoding.encode(self._board(), on_roll=on_roll, out=obs[:size])
+        if g.phase is Phase.TAKE_OR_DROP:
+            self.encoding.encode(self._board(), on_roll=False, out=obs[:size])
+        else:
+            self.encoding.encode_pre_roll(self._board(), out=obs[:size])
         if g.phase is Phase.MOVE and g.dice is not None:
             dice_one_hot(np.asarray([g.dice], dtype=np.int8), out=obs[None, size:])
         return obs

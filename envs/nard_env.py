@@ -14,7 +14,7 @@ import numpy as np
 from nard_rl.encoding import Encoding, get_encoding
 from nard_rl.engine.movegen import legal_afterstates
 from nard_rl.engine.rules import RuleSet, get_rules
-from nard_rl.envs.core import MAX_CANDIDATES, GameBatch, InvalidAction, StepOutcome
+from nard_rl.envs.core import MAX_CANDIDATES, GameBatch, InvalidAction, StepOutcome, observe
 from nard_rl.envs.vector import observation_space, resolve_opponent
 from nard_rl.players import Player
 
@@ -35,8 +35,11 @@ class NardEnv(gym.Env):
     ## Observation Space
 
     ``Box(0, 7.5, (F + 12,), float32)``: the position from the view of the side to move,
-    encoded with ``on_roll=True`` by the chosen encoding (``tesauro198``: F = 198,
-    ``extended``: F = 225; see ``nard_rl.encoding``), then the dice as two one-hot(6)
+    encoded by the chosen encoding (``tesauro198``: F = 198, ``extended``: F = 225; see
+    ``nard_rl.encoding``) in the project's one pre-roll convention,
+    ``Encoding.encode_pre_roll``: as the opponent's afterstate, the inputs a self-play
+    net is trained on (so its output for the observation is from the opponent's view,
+    ``nard_rl.engine.rules.swap_sides`` turns it round), then the dice as two one-hot(6)
     blocks, the higher die first and the lower second (a double sets the same index in
     both).  Once the game is over the dice block is zero and the board is the final one,
     seen by the agent (against an opponent) or by the losing side (self-play).
@@ -248,7 +251,7 @@ class NardEnv(gym.Env):
         return -float(points)
 
     def _observe(self) -> np.ndarray:
-        return self.game.observe(self.encoding)[0]
+        return observe(self.game, self.encoding)[0]
 
     def _info(self, outcome: StepOutcome) -> dict[str, Any]:
         g = self.game

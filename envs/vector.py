@@ -26,6 +26,7 @@ from nard_rl.envs.core import (
     MAX_CANDIDATES,
     GameBatch,
     InvalidAction,
+    observe,
 )
 from nard_rl.players import Player, make_player
 
@@ -63,10 +64,10 @@ class NardVectorEnv(VectorEnv):
     ``step``; rewards are the agent's (``+points`` won, ``-points`` lost).
 
     Spaces follow ``gymnasium.vector``: ``single_observation_space`` is the Box of
-    ``Nard-v0`` (the position encoded for the side to move with ``on_roll=True``, then
-    the dice as two one-hot(6), higher die first), ``observation_space`` its ``(N, ...)``
-    batch; ``single_action_space`` is ``Discrete(MAX_CANDIDATES)``, ``action_space`` the
-    ``MultiDiscrete`` batch.
+    ``Nard-v0`` (the position of the side to move in the pre-roll convention,
+    ``Encoding.encode_pre_roll``, then the dice as two one-hot(6), higher die first),
+    ``observation_space`` its ``(N, ...)`` batch; ``single_action_space`` is
+    ``Discrete(MAX_CANDIDATES)``, ``action_space`` the ``MultiDiscrete`` batch.
 
     Where afterstate selection needs its own form: candidate counts differ per game, so
     the infos hold one flat candidate list instead of Gymnasium's per-environment
@@ -158,7 +159,7 @@ class NardVectorEnv(VectorEnv):
         self.games.rng = self.np_random
         opts = options or {}
         outcome = self.games.reset(boards=opts.get("boards"), dice=opts.get("dice"))
-        return self.games.observe(self.encoding), self._infos(outcome)
+        return observe(self.games, self.encoding), self._infos(outcome)
 
     def step(
         self, actions: np.ndarray
@@ -171,7 +172,7 @@ class NardVectorEnv(VectorEnv):
             rewards = np.where(outcome.winner == 0, points, -points).astype(np.float32)
         terminations = outcome.winner >= 0
         truncations = np.zeros(self.num_envs, dtype=np.bool_)
-        obs = self.games.observe(self.encoding)
+        obs = observe(self.games, self.encoding)
         return obs, rewards, terminations, truncations, self._infos(outcome)
 
     def close_extras(self, **kwargs: Any) -> None:

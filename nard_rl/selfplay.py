@@ -1,8 +1,10 @@
 """Batched self-play with one-step TD updates on afterstates (TD-Gammon, batched).
 
-All games in flight advance one ply together: one movegen call for every position, one
-encoding call and one forward pass over every candidate afterstate, a segment argmax for
-the greedy play of each game, and one gradient step in which every game's previous
+All games in flight advance one ply together through the engine's one batch stepper
+(``nard_rl.engine.batch.GameBatch``: rolls, legal afterstates, R16 as a null play so the
+sides strictly alternate, results, hand-over and restart), with one encoding call and one
+forward pass over every candidate afterstate, a segment argmax for the greedy play of
+each game, and one gradient step in which every game's previous
 afterstate learns towards the value of the afterstate that followed it (seen from the
 other side, since the players alternate), or towards the final result when the game
 ended.  Nothing here steps games one by one.
@@ -18,11 +20,9 @@ import torch
 from torch.nn import functional as F
 
 from nard_rl.encoding import Encoding
-from nard_rl.engine.batch import outcomes, roll_dice, segment_argmax, start_boards
-from nard_rl.engine.movegen import legal_afterstates_batch
-from nard_rl.engine.position import flip_boards
-from nard_rl.engine.rules import RuleSet
-from nard_rl.network import EquityNet, cubeless_equity, swap_sides
+from nard_rl.engine.batch import GameBatch, segment_argmax, with_passes
+from nard_rl.engine.rules import RuleSet, cubeless_equity, swap_sides
+from nard_rl.network import EquityNet
 
 
 @dataclass
@@ -77,8 +77,9 @@ class SelfPlay:
         self.device = device
         self.explore = explore
         self.loss_kind = loss
-        self.boards = start_boards(n_games)
-        self.opening = np.ones(n_games, dtype=bool)
+        # every game from the opening, seat 0 first (seats do not matter in self-play)
+        self.games = GameBatch(n_games, rules, rng, autoreset=True, pass_as_play=True)
+        self.games.reset(seat=0)
         self.prev_x = torch.zeros((n_games, encoding.size), dtype=torch.float32, device=device)
         self.has_prev = torch.zeros(n_games, dtype=torch.bool, device=device)
         self.games_finished = 0
@@ -98,15 +99,16 @@ class SelfPlay:
             p = net(x)
         return x, p
 
+    @property
+    def boards(self) -> np.ndarray:
+        """Each game's position, from the view of its side to move."""
+        return self.games.boards
+
     def step(self, net: EquityNet, optimizer: torch.optim.Optimizer) -> PlyStats:
         n = self.n
-        dice = roll_dice(self.rng, n, self.opening)
-        afters, offsets = legal_afterstates_batch(self.boards, dice, self.rules.waste_rule)
-        counts = np.diff(offsets)
-        # R16: a game without a legal play keeps its board as the "afterstate"
-        nomove = counts == 0
-        if nomove.any():
-            afters, offsets = _append_passes(afters, offsets, self.boards, nomove)
+        games = self.games
+        # R16: a game without a legal play has its unchanged board as the only candidate
+        afters, offsets = games.afters, games.offsets
         x_all, p_all = self._evaluate(net, afters)
         eq = cubeless_equity(p_all, self.rules).float().cpu().numpy()
         local = segment_argmax(eq, offsets)
@@ -116,11 +118,13 @@ class SelfPlay:
                 counts = np.diff(offsets)
                 local[flip] = (self.rng.random(int(flip.sum())) * counts[flip]).astype(np.int64)
         rows = offsets[:-1] + local
-        chosen = afters[rows]
+        n_candidates = int(afters.shape[0])
         rows_t = torch.from_numpy(rows).to(self.device)
         x_chosen = x_all[rows_t]
         p_chosen = p_all[rows_t]
-        done, gammon, bg = outcomes(chosen)
+        # the stepper plays the choices: results, hand-over, finished games restarted
+        result = games.step(local)
+        done, gammon, bg = result.finished, result.gammon, result.backgammon
         done_t = torch.from_numpy(done).to(self.device)
         final = torch.from_numpy(outcome_probs(gammon, bg)).to(self.device)
         value_now = torch.where(done_t[:, None], final, p_chosen)
@@ -150,22 +154,13 @@ class SelfPlay:
             if self.grad_sync is None or self.grad_sync(net, rows):
                 optimizer.step()
 
-        # bookkeeping: finished games restart (R4/R5), the others hand the turn over
-        points = 0.0
-        if done.any():
-            vals = np.where(
-                bg, self.rules.backgammon_value, np.where(gammon, self.rules.gammon_value, 1)
-            )
-            points = float(vals[done].sum())
+        # bookkeeping (the stepper already restarted finished games, R4/R5)
+        points = float(result.points.sum(dtype=np.int64))
         self.prev_x = x_chosen
         self.has_prev = ~done_t
-        nxt = flip_boards(chosen)
-        nxt[done] = start_boards(int(done.sum()))
-        self.boards = nxt
-        self.opening = done.copy()
         finished = int(done.sum())
         self.games_finished += finished
-        return PlyStats(loss_value, int(x_upd.shape[0]), finished, int(afters.shape[0]), points)
+        return PlyStats(loss_value, int(x_upd.shape[0]), finished, n_candidates, points)
 
     def _lambda_targets(
         self, x_chosen: torch.Tensor, value_now: torch.Tensor, done: np.ndarray
@@ -200,26 +195,13 @@ def lambda_returns(values: np.ndarray, lam: float) -> np.ndarray:
     """
     out = np.empty_like(values, dtype=np.float32)
     out[-1] = values[-1]
-    swap = np.array([3, 4, 1, 2])  # lose gammon/bg <-> win gammon/bg
     for t in range(values.shape[0] - 2, -1, -1):
-        mix = (1.0 - lam) * values[t + 1] + lam * out[t + 1]
-        out[t, 0] = 1.0 - mix[0]
-        out[t, 1:] = mix[swap]
+        out[t] = swap_sides((1.0 - lam) * values[t + 1] + lam * out[t + 1])
     return out
 
 
 def _append_passes(
     afters: np.ndarray, offsets: np.ndarray, boards: np.ndarray, nomove: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Insert the unchanged board as the only candidate of each position without a play."""
-    counts = np.diff(offsets)
-    counts2 = np.where(nomove, 1, counts)
-    new_offsets = np.zeros_like(offsets)
-    np.cumsum(counts2, out=new_offsets[1:])
-    out = np.empty((int(new_offsets[-1]), afters.shape[1]), dtype=afters.dtype)
-    # positions with plays: copy their slice; positions without: their board
-    src_rows = np.repeat(offsets[:-1] - new_offsets[:-1], counts2) + np.arange(out.shape[0])
-    has = np.repeat(~nomove, counts2)
-    out[has] = afters[src_rows[has]]
-    out[new_offsets[:-1][nomove]] = boards[nomove]
-    return out, new_offsets
+    """Older name of ``nard_rl.engine.batch.with_passes`` (``nomove`` is implied)."""
+    return with_passes(afters, offsets, boards)

@@ -119,8 +119,10 @@ def test_observation_layout_and_action_mask_match_the_legal_plays() -> None:
         assert info["afterstates"].shape == (MAX_CANDIDATES, enc.size)
         np.testing.assert_array_equal(info["afterstates"][:n], enc.encode(boards, on_roll=False))
         assert not info["afterstates"][n:].any()
-        # observation: the position for the side on roll, then the two one-hot dice
-        np.testing.assert_array_equal(obs[: enc.size], enc.encode(board, on_roll=True))
+        # observation: the position for the side on roll as the opponent's afterstate (the
+        # pre-roll convention: what self-play nets are trained on), then the two dice
+        theirs = Position(board.tolist()).flip().board
+        np.testing.assert_array_equal(obs[: enc.size], enc.encode(theirs, on_roll=False))
         tail = obs[enc.size :]
         assert tail.shape == (12,)
         assert tail[max(dice) - 1] == 1 and tail[6 + min(dice) - 1] == 1 and tail.sum() == 2
@@ -352,7 +354,8 @@ def test_cube_step_offers_roll_or_double_before_the_roll() -> None:
     assert info["action_mask"][:2].all() and info["action_mask"].sum() == 2
     assert info["cube_value"] == 1 and info["cube_owner"] == "centered"
     assert not info["dice"].any() and not obs[enc.size :].any()  # not rolled yet
-    np.testing.assert_array_equal(obs[: enc.size], enc.encode(START_BOARD, on_roll=True))
+    theirs = Position(START_BOARD).flip().board  # the pre-roll convention
+    np.testing.assert_array_equal(obs[: enc.size], enc.encode(theirs, on_roll=False))
     obs, reward, terminated, _, info = env.step(0)  # roll: the move step of that roll
     assert (info["phase"], reward, terminated) == ("move", 0.0, False)
     assert info["dice"].all() and info["action_mask"].sum() == len(info["afterstate_boards"])

@@ -108,15 +108,15 @@ def test_selfplay_learns_the_final_result_target() -> None:
     last = np.zeros(26, dtype=np.int8)
     last[1] = 1
     last[24] = -15
-    sp.boards = np.tile(last, (8, 1))
-    sp.opening[:] = False
+    sp.games.reset(boards=np.tile(last, (8, 1)))
     x = torch.from_numpy(enc.encode(np.tile(np.where(np.arange(26) == 1, 0, last), (1, 1))))
     before = net(x)[0, 0].item()
     st = sp.step(net, opt)
     assert st.finished == 8
     assert st.points == 16  # opponent has borne off nothing: gammons (R25)
     assert net(x)[0, 0].item() > before
-    assert sp.opening.all() and (sp.boards[:, 24] == 2).all()
+    # the stepper restarted every finished game from the opening (R4/R5)
+    assert (sp.games.turn == 0).all() and (sp.boards[:, 24] == 2).all()
 
 
 @pytest.mark.slow

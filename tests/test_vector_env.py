@@ -55,7 +55,8 @@ def test_each_lane_offers_exactly_the_legal_plays_of_its_position(opponent: str)
             d1, d2 = (int(d) for d in infos["dice"][i])
             rows = infos["afterstate_boards"][off[i] : off[i + 1]]
             assert sorted(map(tuple, rows.tolist())) == reference_afterstates(board, d1, d2)
-            np.testing.assert_array_equal(obs[i, : enc.size], enc.encode(board, on_roll=True))
+            theirs = Position(board).flip().board  # the pre-roll convention
+            np.testing.assert_array_equal(obs[i, : enc.size], enc.encode(theirs, on_roll=False))
         np.testing.assert_array_equal(
             infos["afterstates"], enc.encode(infos["afterstate_boards"], on_roll=False)
         )

@@ -1,15 +1,43 @@
-"""Batch helpers shared by self-play training, vectorised environments and evaluation.
+"""The one batch stepper (``GameBatch``) and the array helpers it is built from.
 
-They work on whole arrays of games at once (no Python per game), so the layers above
-can step thousands of games with a handful of compiled calls per ply.
+Self-play training, the vector and single environments and duplicate-dice evaluation all
+advance their games through ``GameBatch``, so the rules they meet cannot drift apart:
+the opening roll (R4, R5), legal afterstates (R8-R20, R29), a roll without a legal play
+(R16), the end of a game and its points (R21, R25/R26, R28, R32 through
+``rules.result_points``), the hand-over (a flip) and the restart.  Everything works on
+whole arrays of games at once (no Python per game), with a handful of compiled calls
+per ply.
+
+Each game's position is kept from the view of the side to move (the JSON board of
+``nard_rl.engine.position``) together with its seat (0 or 1), so handing the turn over
+is a flip and a seat toggle.  A step is:
+
+1. the chosen afterstates become the new positions (one row gather);
+2. finished games are scored and, with ``autoreset``, restarted from the opening;
+3. every other game is flipped to the next side and rolled for;
+4. one ``legal_afterstates_batch`` call generates every game's plays; games without a
+   legal play pass (R16) and games where the ``opponent`` is to move get its choice
+   (one ``choose_batch`` call for all of them), both looping until every game waits on
+   the caller again.  The loop runs over the few games concerned, never per game in
+   Python, and finishes in a handful of rounds.
+
+With ``pass_as_play`` a game without a legal play gets its unchanged board as its only
+candidate instead of passing by itself (R16 as a "null play"), which keeps the sides
+strictly alternating: what TD learning on afterstates needs.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
 import numpy as np
 from numba import njit
 
-from nard_rl.engine.position import START_BOARD
+from nard_rl.engine.movegen import legal_afterstates_batch
+from nard_rl.engine.position import BOARD_SIZE, START_BOARD, flip_boards, validate_boards
+from nard_rl.engine.rules import RuleSet, get_rules, result_points
 
 START = np.array(START_BOARD, dtype=np.int8)
 
@@ -93,3 +121,367 @@ def roll_dice(rng: np.random.Generator, n: int, opening: np.ndarray | None = Non
 
 def start_boards(n: int) -> np.ndarray:
     return np.tile(START, (n, 1))
+
+
+# --------------------------------------------------------------------------------------
+# the stepper
+
+
+class Chooser(Protocol):
+    """What ``GameBatch`` asks an opponent: the players' ``choose_batch``."""
+
+    def choose_batch(
+        self, boards: np.ndarray, dice: np.ndarray, afterstates: np.ndarray, offsets: np.ndarray
+    ) -> np.ndarray: ...
+
+
+DiceSource = Callable[[np.ndarray, np.ndarray], np.ndarray]
+"""``dice_fn(lanes, turns) -> (k, 2)`` rolls for the games ``lanes`` at their turn numbers
+(turn 0 is the opening roll, R5: no doubles): counter-based dice (duplicate evaluation)."""
+
+InvalidAction = Literal["wrap", "raise"]
+
+MAX_ROUNDS = 10_000
+"""Passes/opponent turns in one call beyond which the position is taken as a deadlock
+(both sides closed out with checkers on the bar, which no game from the start reaches)."""
+
+
+def gather_slices(
+    afters: np.ndarray, offsets: np.ndarray, idx: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The flat candidate list ``(afterstates, offsets)`` of the positions ``idx`` only."""
+    idx = np.asarray(idx, dtype=np.int64)
+    counts = offsets[idx + 1] - offsets[idx]
+    sub_off = np.zeros(idx.shape[0] + 1, dtype=np.int64)
+    np.cumsum(counts, out=sub_off[1:])
+    sub = np.empty((int(sub_off[-1]), afters.shape[1]), dtype=afters.dtype)
+    _scatter(afters, offsets, idx, np.arange(idx.shape[0]), sub, sub_off)
+    return sub, sub_off
+
+
+def with_passes(
+    afters: np.ndarray, offsets: np.ndarray, boards: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Give each position without a legal play its unchanged board as the only candidate
+    (R16 as a null play); the other slices are kept as they are."""
+    counts = np.diff(offsets)
+    nomove = counts == 0
+    if not nomove.any():
+        return afters, offsets
+    counts2 = np.where(nomove, 1, counts)
+    new_offsets = np.zeros_like(offsets)
+    np.cumsum(counts2, out=new_offsets[1:])
+    out = np.empty((int(new_offsets[-1]), afters.shape[1]), dtype=afters.dtype)
+    src_rows = np.repeat(offsets[:-1] - new_offsets[:-1], counts2) + np.arange(out.shape[0])
+    has = np.repeat(~nomove, counts2)
+    out[has] = afters[src_rows[has]]
+    out[new_offsets[:-1][nomove]] = boards[nomove]
+    return out, new_offsets
+
+
+@dataclass
+class StepOutcome:
+    """What happened in the games during one ``GameBatch`` call, one entry per game.
+
+    ``winner`` is the seat that won a game finished during the call (-1 otherwise),
+    ``gammon``/``backgammon`` its kind (R25) and ``points`` its value
+    (``rules.result_points``: R25/R26/R28, singles under Jacoby R32 as the cube is never
+    turned here; 0 while the game goes on).  At most one game per lane ends in a call (a
+    fresh game cannot end before the caller's next turn).  ``passes`` counts the turns
+    passed automatically (R16), ``opponent_plies`` the opponent's moves and ``wrapped``
+    flags actions taken modulo the number of plays.
+    """
+
+    winner: np.ndarray
+    gammon: np.ndarray
+    backgammon: np.ndarray
+    points: np.ndarray
+    passes: np.ndarray
+    opponent_plies: np.ndarray
+    wrapped: np.ndarray
+
+    @property
+    def finished(self) -> np.ndarray:
+        """Games that ended during the call."""
+        return self.winner >= 0
+
+
+class GameBatch:
+    """N games waiting on the caller, with their flat candidate lists (module docstring).
+
+    ``opponent`` is None when the caller moves for both seats (self-play) or a
+    ``choose_batch`` player that moves for seat 1 while the caller holds seat 0.  Dice
+    come from ``rng`` or, for counter-based streams, from ``dice_fn``.  With
+    ``autoreset`` a finished game restarts within the same call; without it the game
+    stays over (``over``, no candidates, skipped by ``step``) until ``reset``, holding
+    its final board from the view of the loser (no opponent) or of seat 0.
+    """
+
+    def __init__(
+        self,
+        n: int,
+        rules: RuleSet | str,
+        rng: np.random.Generator | None = None,
+        *,
+        opponent: Chooser | None = None,
+        autoreset: bool = True,
+        invalid_action: InvalidAction = "wrap",
+        pass_as_play: bool = False,
+        dice_fn: DiceSource | None = None,
+    ) -> None:
+        if int(n) < 1:
+            raise ValueError(f"need at least one game, got {n}")
+        if invalid_action not in ("wrap", "raise"):
+            raise ValueError(f"invalid_action must be 'wrap' or 'raise', got {invalid_action!r}")
+        if rng is None and dice_fn is None:
+            raise ValueError("GameBatch needs an rng or a dice_fn for its rolls")
+        if pass_as_play and opponent is not None:
+            raise ValueError("pass_as_play is for callers that move for both seats")
+        self.n = int(n)
+        self.rules = get_rules(rules)
+        self.rng = rng
+        self.dice_fn = dice_fn
+        self.opponent = opponent
+        self.autoreset = autoreset
+        self.invalid_action = invalid_action
+        self.pass_as_play = pass_as_play
+        self.boards = np.tile(START, (self.n, 1))
+        self.dice = np.zeros((self.n, 2), dtype=np.int8)
+        self.seat = np.zeros(self.n, dtype=np.int8)
+        self.turn = np.zeros(self.n, dtype=np.int64)
+        """Turns taken so far in each game (moves and passes): 0 is the opening roll."""
+        self.over = np.zeros(self.n, dtype=np.bool_)
+        self.afters = np.empty((0, BOARD_SIZE), dtype=np.int8)
+        self.offsets = np.zeros(self.n + 1, dtype=np.int64)
+
+    # -- public -------------------------------------------------------------------------
+    @property
+    def counts(self) -> np.ndarray:
+        """Legal plays per game (0 only for a game that is over)."""
+        return np.diff(self.offsets)
+
+    def reset(
+        self,
+        boards: np.ndarray | None = None,
+        dice: np.ndarray | None = None,
+        seat: np.ndarray | int | None = None,
+    ) -> StepOutcome:
+        """Start every game: the opening (R4, R5) unless positions are given.
+
+        ``boards`` (N, 26) are from the view of the side to move (validated: a malformed
+        board raises ``PositionError`` naming it), ``dice`` (N, 2) its roll (drawn when
+        omitted) and ``seat`` (N,) its seat (0 when omitted; with the opening, a random
+        seat unless given).  Games where the opponent is to move advance to the caller's
+        turn first.
+        """
+        outcome = self._new_outcome()
+        lanes = np.arange(self.n)
+        self.turn[:] = 0
+        if boards is None:
+            self._start(lanes, seat)
+        else:
+            self.boards[:] = validate_boards(boards, self.n)
+            self.seat[:] = 0 if seat is None else np.asarray(seat, dtype=np.int8)
+            if dice is None:
+                self.turn[:] = 1  # a position in play: an ordinary roll
+                self._roll(lanes)
+            else:
+                self.dice[:] = _check_dice(dice, self.n)
+        self.over[:] = False
+        self._settle(lanes, outcome)
+        return outcome
+
+    def step(self, actions: np.ndarray) -> StepOutcome:
+        """Play each game's chosen candidate (local index into its slice) and move on;
+        games that are over (``autoreset`` off) are skipped, their action ignored."""
+        actions = np.asarray(actions, dtype=np.int64).reshape(-1)
+        if actions.shape[0] != self.n:
+            raise ValueError(f"expected {self.n} actions, got {actions.shape[0]}")
+        live = ~self.over
+        if not live.any():
+            raise RuntimeError("every game is over: reset before stepping (autoreset is off)")
+        counts = self.counts
+        outcome = self._new_outcome()
+        bad = live & ((actions < 0) | (actions >= counts))
+        if bad.any():
+            if self.invalid_action == "raise":
+                i = int(np.flatnonzero(bad)[0])
+                raise ValueError(
+                    f"action {int(actions[i])} is not a legal play in game {i}: it has "
+                    f"{int(counts[i])} legal plays, indices 0..{int(counts[i]) - 1} "
+                    "(see the action mask)"
+                )
+            actions = np.where(bad, actions % np.maximum(counts, 1), actions)
+            outcome.wrapped[:] = bad
+        lanes = np.flatnonzero(live) if not live.all() else np.arange(self.n)
+        rows = self.offsets[lanes] + actions[lanes]
+        self._apply(lanes, self.afters[rows], outcome)
+        self._settle(lanes[~self.over[lanes]], outcome)
+        return outcome
+
+    # -- game flow ----------------------------------------------------------------------
+    def _new_outcome(self) -> StepOutcome:
+        n = self.n
+        return StepOutcome(
+            winner=np.full(n, -1, dtype=np.int8),
+            gammon=np.zeros(n, dtype=np.bool_),
+            backgammon=np.zeros(n, dtype=np.bool_),
+            points=np.zeros(n, dtype=np.int8),
+            passes=np.zeros(n, dtype=np.int32),
+            opponent_plies=np.zeros(n, dtype=np.int32),
+            wrapped=np.zeros(n, dtype=np.bool_),
+        )
+
+    def _roll(self, lanes: np.ndarray) -> None:
+        """Dice for ``lanes`` at their current turn (turn 0: the opening roll, R5)."""
+        if self.dice_fn is not None:
+            self.dice[lanes] = self.dice_fn(lanes, self.turn[lanes])
+            return
+        assert self.rng is not None
+        opening = self.turn[lanes] == 0
+        self.dice[lanes] = roll_dice(self.rng, lanes.shape[0], opening if opening.any() else None)
+
+    def _start(self, lanes: np.ndarray, seat: np.ndarray | int | None = None) -> None:
+        """The opening (R4, R5): start position, a non-double roll, a random first seat
+        unless ``seat`` gives it."""
+        self.boards[lanes] = START
+        self.turn[lanes] = 0
+        self._roll(lanes)
+        if seat is not None:
+            self.seat[lanes] = np.asarray(seat, dtype=np.int8)
+        elif self.rng is not None:
+            self.seat[lanes] = self.rng.integers(0, 2, size=lanes.shape[0], dtype=np.int8)
+        else:
+            self.seat[lanes] = 0
+
+    def _apply(self, lanes: np.ndarray, new: np.ndarray, outcome: StepOutcome) -> None:
+        """Make the afterstates ``new`` (movers' views) the positions of ``lanes``."""
+        done, gammon, backgammon = outcomes(new)
+        self.boards[lanes] = flip_boards(new)
+        self.turn[lanes] += 1
+        fin = lanes[done]
+        if fin.size:
+            outcome.winner[fin] = self.seat[fin]
+            outcome.gammon[fin] = gammon[done]
+            outcome.backgammon[fin] = backgammon[done]
+            outcome.points[fin] = result_points(self.rules, gammon[done], backgammon[done])
+        cont = lanes[~done] if fin.size else lanes
+        self.seat[cont] ^= 1
+        self._roll(cont)
+        if fin.size:
+            if self.autoreset:
+                self._start(fin)
+            else:
+                # Over: the final board stays for the observation, from the loser's view
+                # without an opponent and from seat 0's against one.
+                self.over[fin] = True
+                self.seat[fin] ^= 1
+                self.dice[fin] = 0
+                if self.opponent is not None:
+                    theirs = fin[self.seat[fin] == 1]
+                    self.boards[theirs] = flip_boards(self.boards[theirs])
+                    self.seat[theirs] = 0
+
+    def _pass(self, lanes: np.ndarray, outcome: StepOutcome) -> None:
+        """R16: no legal play, the turn passes to the other side with a new roll."""
+        outcome.passes[lanes] += 1
+        self.boards[lanes] = flip_boards(self.boards[lanes])
+        self.seat[lanes] ^= 1
+        self.turn[lanes] += 1
+        self._roll(lanes)
+
+    def _settle(self, lanes: np.ndarray, outcome: StepOutcome) -> None:
+        """Generate plays for ``lanes`` until each waits on the caller with a candidate."""
+        n = self.n
+        counts = np.zeros(n, dtype=np.int64)
+        pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        mars = self.rules.waste_rule
+        opp = self.opponent
+        for _ in range(MAX_ROUNDS):
+            if lanes.size == 0:
+                break
+            afters, offsets = legal_afterstates_batch(self.boards[lanes], self.dice[lanes], mars)
+            if self.pass_as_play:
+                afters, offsets = with_passes(afters, offsets, self.boards[lanes])
+            c = np.diff(offsets)
+            empty = c == 0
+            theirs = ~empty & (self.seat[lanes] == 1) if opp is not None else None
+            ready = ~empty if theirs is None else ~empty & ~theirs
+            if ready.all() and not pieces:
+                counts[lanes] = c
+                pieces.append((afters, offsets, np.arange(lanes.size), lanes))
+                break
+            idx = np.flatnonzero(ready)
+            counts[lanes[idx]] = c[idx]
+            pieces.append((afters, offsets, idx, lanes[idx]))
+            nxt = [lanes[empty]]
+            if empty.any():
+                self._pass(lanes[empty], outcome)
+            if theirs is not None and theirs.any():
+                assert opp is not None
+                t_idx = np.flatnonzero(theirs)
+                t_lanes = lanes[t_idx]
+                sub, sub_off = gather_slices(afters, offsets, t_idx)
+                pick = np.asarray(
+                    opp.choose_batch(self.boards[t_lanes], self.dice[t_lanes], sub, sub_off),
+                    dtype=np.int64,
+                )
+                sub_counts = np.diff(sub_off)
+                if pick.shape != sub_counts.shape or ((pick < 0) | (pick >= sub_counts)).any():
+                    raise RuntimeError(f"opponent {opp!r} chose an illegal play index")
+                outcome.opponent_plies[t_lanes] += 1
+                self._apply(t_lanes, sub[sub_off[:-1] + pick], outcome)
+                nxt.append(t_lanes[~self.over[t_lanes]])
+            lanes = np.concatenate(nxt) if len(nxt) > 1 else nxt[0]
+        else:
+            raise RuntimeError(
+                "no game progress after many passes: both sides closed out with checkers "
+                "on the bar (a position no game from the start reaches)"
+            )
+        self._assemble(counts, pieces)
+
+    def _assemble(
+        self,
+        counts: np.ndarray,
+        pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]],
+    ) -> None:
+        """Build the flat candidate list of all games from the rounds' partial lists."""
+        offsets = np.zeros(self.n + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        if len(pieces) == 1 and pieces[0][3].shape[0] == self.n:
+            afters, _, idx, lanes = pieces[0]
+            if idx.shape[0] == self.n and np.array_equal(lanes, np.arange(self.n)):
+                self.afters, self.offsets = afters, offsets
+                return
+        out = np.empty((int(offsets[-1]), BOARD_SIZE), dtype=np.int8)
+        for afters, src_off, idx, lanes in pieces:
+            _scatter(afters, src_off, idx.astype(np.int64), lanes.astype(np.int64), out, offsets)
+        self.afters, self.offsets = out, offsets
+
+
+def _check_dice(dice: object, n: int) -> np.ndarray:
+    arr = np.asarray(dice)
+    if arr.shape != (n, 2) or arr.dtype.kind not in "iu":
+        raise ValueError(f"dice must be {n} pairs of integers, got shape {arr.shape}")
+    if arr.size and (arr.min() < 1 or arr.max() > 6):
+        raise ValueError("dice values must be in 1..6")
+    return arr.astype(np.int8)
+
+
+@njit(cache=True)
+def _scatter(
+    src: np.ndarray,
+    src_off: np.ndarray,
+    idx: np.ndarray,
+    lanes: np.ndarray,
+    dst: np.ndarray,
+    dst_off: np.ndarray,
+) -> None:
+    """Copy slice ``idx[j]`` of ``src`` to game ``lanes[j]``'s place in ``dst``."""
+    for j in range(idx.shape[0]):
+        lo = src_off[idx[j]]
+        hi = src_off[idx[j] + 1]
+        base = dst_off[lanes[j]] - lo
+        for r in range(lo, hi):
+            for c in range(src.shape[1]):
+                dst[base + r, c] = src[r, c]

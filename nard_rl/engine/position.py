@@ -71,6 +71,48 @@ def validate_board(board: Sequence[int]) -> tuple[int, ...]:
     return values
 
 
+def validate_boards(boards: object, n: int | None = None) -> np.ndarray:
+    """``(N, 26)`` int8 copy of a batch of boards, or ``PositionError`` naming the first bad
+    row and its problem (``validate_board``'s checks, vectorised).
+
+    The check every public entry that takes boards from outside (environment resets,
+    batch steppers) runs, so that a malformed board is refused by name instead of
+    reaching the compiled move generator.  ``n`` requires exactly that many rows.
+    """
+    try:
+        arr = np.asarray(boards)
+    except (TypeError, ValueError):
+        raise PositionError("boards must be an (N, 26) array of integers") from None
+    if arr.ndim == 1:
+        arr = arr.reshape(1, -1)
+    if arr.ndim != 2 or arr.shape[1] != BOARD_SIZE:
+        raise PositionError(f"boards must have shape (N, 26), got {np.shape(boards)}")
+    if n is not None and arr.shape[0] != n:
+        raise PositionError(f"expected {n} boards, got {arr.shape[0]}")
+    if arr.dtype.kind == "f":
+        if not (np.isfinite(arr).all() and (arr == np.round(arr)).all()):
+            raise PositionError("board entries must be whole numbers")
+    elif arr.dtype.kind not in "iu":
+        raise PositionError(f"board entries must be integers, got dtype {arr.dtype}")
+    wide = arr.astype(np.int64)
+    mover = wide[:, 25] + np.where(wide[:, 1:25] > 0, wide[:, 1:25], 0).sum(axis=1)
+    opp = -wide[:, 0] - np.where(wide[:, 1:25] < 0, wide[:, 1:25], 0).sum(axis=1)
+    bad = (
+        (wide[:, 25] < 0)
+        | (wide[:, 0] > 0)
+        | (mover > CHECKERS)
+        | (opp > CHECKERS)
+        | ((mover == 0) & (opp == 0))
+    )
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        try:
+            validate_board(wide[i].tolist())
+        except PositionError as exc:
+            raise PositionError(f"board {i}: {exc}") from None
+    return wide.astype(np.int8)
+
+
 class Play(NamedTuple):
     """One legal play: its notation and the resulting position, still from the mover."""
 
