@@ -41,6 +41,7 @@ from nard_rl.server.models import (
     ActionResponse,
     EvaluateRequest,
     HintRequest,
+    HintResponse,
     MoveIn,
     NewGame,
     ResignIn,
@@ -213,12 +214,13 @@ def create_app(config: ServerConfig | None = None, analyzer: Analyzer | None = N
             "largest_batch": s.largest,
         }
 
-    @app.post("/v1/hint", response_model=None)
+    @app.post("/v1/hint", response_model=HintResponse)
     async def hint(req: HintRequest) -> JSONResponse:
         """Every legal play ranked (with dice), or the cube analysis (without)."""
         state = parse(req.as_request())
         out: dict[str, Any] = {
             "position_id": state.position.position_id(),
+            "board": list(state.position.board),
             "dice": list(state.dice) if state.dice else None,
         }
         if state.dice is None:

@@ -31,6 +31,7 @@ def hint_answer(
     state = state_from_request({k: v for k, v in request.items() if k not in _EXTRA}, default_rules)
     out: dict[str, Any] = {
         "position_id": state.position.position_id(),
+        "board": list(state.position.board),
         "dice": list(state.dice) if state.dice else None,
     }
     if state.dice is None:
