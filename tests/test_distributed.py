@@ -337,3 +337,22 @@ def test_cuda_selfplay_matches_cpu_shapes_and_learns() -> None:
         assert np.isfinite(st.loss)
     assert weights_digest(net) != before
     assert all(p.device.type == "cuda" for p in net.parameters())
+
+
+def test_pipeline_labelling_under_torchrun_takes_this_ranks_shards(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dataclasses import asdict
+
+    from nard_rl.supervised.pipeline import PipelineConfig, generation_dir, run_pipeline
+
+    conf = asdict(PipelineConfig())
+    conf.update(out_dir=str(tmp_path), name="p", stage="label", progress=False)
+    conf["label"].update(shards=3, decisions_per_shard=6, parallel_games=8, chunk=6)
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    run_pipeline(conf)
+    shards = generation_dir(tmp_path / "p", 1) / "shards"
+    assert sorted(p.name for p in shards.glob("shard_*.npz")) == ["shard_00001.npz"]
+    with pytest.raises(ValueError, match="only stage=label"):
+        run_pipeline({**conf, "stage": "all"})

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from nard_rl.distributed import torchrun_env
 from nard_rl.evaluator import load_evaluator
 from nard_rl.network import NetSpec, load_network, resolve_device, save_checkpoint
 from nard_rl.supervised.fit import FitConfig, fit, grow_net, load_rows
@@ -165,6 +166,17 @@ def run_pipeline(cfg: Any) -> Path:
     conf = _plain(cfg)
     if conf["stage"] not in STAGES:
         raise ValueError(f"stage must be one of {STAGES}, got {conf['stage']!r}")
+    rank, world, _, _ = torchrun_env()
+    if world > 1:
+        # under torchrun each rank labels shards i % WORLD_SIZE == RANK; shards are files
+        # and pure functions of (seed, generation, i), so no process group is needed and
+        # the labels equal one process's
+        if conf["stage"] != "label":
+            raise ValueError(
+                "under torchrun only stage=label is shared between ranks; run stage=fit "
+                "and stage=gate in one process afterwards"
+            )
+        conf = {**conf, "shard": rank, "num_shards": world}
     if conf["threads"]:
         torch.set_num_threads(int(conf["threads"]))
     run = Path(conf["out_dir"]) / conf["name"]
