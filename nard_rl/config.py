@@ -88,6 +88,11 @@ class TrainConfig:
     """auto (cuda when present, else cpu), cpu, cuda or cuda:N."""
     resume: str | None = None
     """Checkpoint to continue from, or 'auto' for the run's own last checkpoint."""
+    init: str | None = None
+    """Weights to start from instead of random ones: 'default' (the shipped standard net)
+    or a checkpoint of the same encoding and layers, whose rule set may differ (a net
+    carried over to mars).  Only the weights: optimiser, game count and schedule start
+    afresh.  A checkpoint loaded by ``resume`` wins, so a stopped run continues."""
 
 
 def register_configs() -> None:

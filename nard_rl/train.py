@@ -44,6 +44,23 @@ def _plain(cfg: Any) -> dict[str, Any]:
     return dict(cfg)
 
 
+def _init_weights(net: torch.nn.Module, spec: NetSpec, init: str, verbose: bool) -> None:
+    """Start from a trained net's weights (``init``): same encoding and layers, any rule
+    set, so a net learnt under one rule set can be carried over to another."""
+    from dataclasses import replace
+
+    from nard_rl.net_player import resolve_checkpoint
+
+    path = resolve_checkpoint(init)
+    ckpt = load_checkpoint(path, map_location="cpu")
+    other = NetSpec.from_dict(ckpt["spec"])
+    if replace(other, rules=spec.rules) != spec:
+        raise ValueError(f"init={init}: {path} is a different network ({ckpt['spec']})")
+    net.load_state_dict(ckpt["model"])
+    if verbose:
+        print(f"initial weights from {path} ({other.rules} rules, {int(ckpt['games']):,} games)")
+
+
 def train(cfg: Any, run_dir: str | Path | None = None) -> Path:
     """Train per ``cfg`` (a ``TrainConfig`` or its OmegaConf form); returns the last checkpoint."""
     conf = _plain(cfg)
@@ -104,6 +121,8 @@ def train(cfg: Any, run_dir: str | Path | None = None) -> Path:
             rng = restore_rngs(extra, ctx, seed, games_done)
             if ctx.is_main:
                 print(f"resumed from {path} at {games_done:,} games")
+    if conf.get("init") and games_done == 0:
+        _init_weights(net, spec, str(conf["init"]), ctx.is_main)
     ctx.broadcast_module(net)  # every rank starts from rank 0's weights
     history.append({"from_games": games_done, "config": conf, "world_size": ctx.world_size})
 

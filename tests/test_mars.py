@@ -257,3 +257,26 @@ def test_r30_server_sessions_show_the_clock_and_score_a_timeout_as_a_mars() -> N
     assert view["result"] == {"winner": "bot", "points": 2, "kind": "gammon", "reason": "timeout"}
     with pytest.raises(IllegalActionError, match="game is over"):
         store.act(gid, "move", move="24/18")
+
+
+# a net carried over to mars --------------------------------------------------------------------
+def test_training_can_start_a_mars_net_from_a_standard_one(tmp_path: Path) -> None:
+    import torch
+    from test_train import _smoke_cfg
+
+    from nard_rl.network import load_checkpoint
+    from nard_rl.train import train
+
+    standard = load_checkpoint(train(_smoke_cfg(tmp_path / "s", 40, final_eval_games=0)))
+    cfg = _smoke_cfg(tmp_path / "m", 40, final_eval_games=0, lr=0.0, lr_final=0.0)
+    cfg.rules.name = "mars"
+    cfg.init = str(tmp_path / "s" / "t" / "checkpoints" / "last.pt")
+    mars = load_checkpoint(train(cfg))
+    assert mars["spec"]["rules"] == "mars" and standard["spec"]["rules"] == "standard"
+    assert mars["games"] >= 40  # its own count, not the standard run's
+    for k in standard["model"]:  # no learning (lr 0): the weights are the standard net's
+        assert torch.equal(mars["model"][k], standard["model"][k]), k
+    assert mars["extra"]["history"][0]["config"]["init"] == cfg.init
+    cfg.model.hidden = [8]
+    with pytest.raises(ValueError, match="different network"):
+        train(cfg)
