@@ -54,9 +54,12 @@ over the next rolls) would remove most of the error; this is the 0-ply cube mode
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from importlib import resources
 from itertools import pairwise
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -99,6 +102,35 @@ def cube_efficiency(board: Sequence[int] | Position) -> float:
         return CONTACT_X
     pips = pos.pip_counts()[0]
     return float(min(RACE_X_MAX, max(RACE_X_MIN, RACE_X_BASE + RACE_X_PER_PIP * pips)))
+
+
+LEARNED_EFFICIENCY = "cube_efficiency.json"
+"""Cube efficiencies fitted from self-play cube games (``scripts/fit_cube_efficiency.py``)."""
+
+
+def learned_efficiency(
+    source: str | Path | None = None,
+) -> Callable[[Sequence[int] | Position], float]:
+    """The cube efficiency per position class fitted from self-play (``contact_x`` for
+    positions with contact, ``race_shift`` added to the race formula), read from a JSON
+    file written by ``scripts/fit_cube_efficiency.py`` (default: the shipped one)."""
+    if source is None:
+        with resources.as_file(resources.files("nard_rl.data") / LEARNED_EFFICIENCY) as path:
+            data = json.loads(Path(path).read_text())
+    else:
+        data = json.loads(Path(source).read_text())
+    contact = float(data["contact_x"])
+    shift = float(data["race_shift"])
+    if not (0.0 <= contact <= 1.0 and -1.0 < shift < 1.0):
+        raise ValueError(f"bad cube efficiencies in {source}: contact {contact}, shift {shift}")
+
+    def efficiency(board: Sequence[int] | Position) -> float:
+        pos = board if isinstance(board, Position) else Position(board)
+        if not pos.is_race():
+            return contact
+        return float(min(1.0, max(0.0, cube_efficiency(pos) + shift)))
+
+    return efficiency
 
 
 # --------------------------------------------------------------------------------------

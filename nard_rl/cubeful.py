@@ -2,12 +2,15 @@
 
 ``nard_rl.cube`` turns five cubeless probabilities into a cube action; this module decides
 *which* probabilities.  A cube decision is about a position before the roll, which the
-networks never see in training (they learn afterstates).  The 0-ply answer (the position
-read as the opponent's afterstate) is the net's least reliable one, so the default looks
-one roll ahead: the average over the 21 rolls of the roller's best play
-(``nard_rl.search.Search.pre_roll_probs`` at ply 1), which the net has been trained on.
-On the shared 3,000-decision reference file this cuts the equity lost per decision from
-10.5 to 7.8 millipoints (``scripts/bench_cube.py --net default``).
+networks never see in training (they learn afterstates), and the 0-ply answer (the
+position read as the opponent's afterstate) is the net's least reliable one.  So the
+default looks one roll ahead: the average over the 21 rolls of the roller's best play
+(``nard_rl.search.Search.pre_roll_probs`` at ply 1), and the decisions that come out
+close to a boundary (within ``DEFAULT_REFINE_MARGIN`` of doubling vs not, or take vs
+pass) are read once more at 2-ply.  On the shared 3,000-decision reference file
+(``scripts/bench_cube.py --net default``), mean equity lost per decision judged by
+gnubg 2-ply: 9.9 millipoints at 0-ply, 7.4 at 1-ply, 5.4 at 2-ply, and 5.4 with the
+default (1-ply, 23% of the decisions refined to 2-ply) at a fraction of 2-ply's time.
 
 ``CubeAdvisor`` is what the CLI, ``nard play``, the environments and the server ask:
 ``decide`` for the player on roll, ``takes`` for the receiver of a double (through the
@@ -40,6 +43,21 @@ DEFAULT_CUBE_PLY = 1
 _CHUNK = (100_000, 1_000, 16, 1)
 """Positions per search call at ply 0, 1, 2, 3 (bounds memory, see ``probabilities``)."""
 
+DEFAULT_REFINE_MARGIN = 0.15
+"""Decisions this close (normalised equity) to a doubling or take boundary at the
+advisor's ply are read again one ply deeper."""
+MAX_REFINE_PLY = 2
+"""Refinement never goes beyond 2-ply (3-ply costs seconds a position on a CPU)."""
+
+
+def _is_close(d: CubeDecision, margin: float) -> bool:
+    """Whether a decision sits within ``margin`` of changing (double vs not, take vs pass)."""
+    if d.double_take is None or d.double_pass is None:
+        return False
+    double_value = min(d.double_take, d.double_pass)
+    return abs(d.no_double - double_value) < margin or abs(d.double_take - d.double_pass) < margin
+
+
 Efficiency = Callable[[Sequence[int] | np.ndarray], float]
 
 
@@ -58,6 +76,7 @@ class CubeAdvisor:
         rules: RuleSet | str | None = None,
         met: MatchEquityTable | None = None,
         efficiency: Efficiency | None = None,
+        refine_margin: float = DEFAULT_REFINE_MARGIN,
     ) -> None:
         from nard_rl.search import MAX_PLY, Search
 
@@ -68,49 +87,93 @@ class CubeAdvisor:
         self.rules = get_rules(rules or getattr(evaluator, "rules", None))
         self.met = met or MatchEquityTable.default()
         self.efficiency: Efficiency = efficiency or cube_efficiency
+        if not 0.0 <= refine_margin < 10.0:
+            raise ValueError(f"refine_margin must be >= 0 (0: off), got {refine_margin}")
+        self.refine_margin = float(refine_margin)
         self.search = Search(evaluator)
 
-    def probabilities(self, boards: np.ndarray) -> np.ndarray:
-        """``(N, 5)`` pre-roll probabilities of the side on roll of ``(N, 26)`` boards.
+    def probabilities(self, boards: np.ndarray, ply: int | None = None) -> np.ndarray:
+        """``(N, 5)`` pre-roll probabilities of the side on roll of ``(N, 26)`` boards at
+        ``ply`` (default: the advisor's).
 
         Sent to the search in chunks: each ply multiplies the afterstates of one batch by
         about 400 (21 rolls, some 20 plays each), and encoded afterstates take ~1 KB each.
         """
+        ply = self.ply if ply is None else ply
         arr = np.asarray(boards, dtype=np.int8).reshape(-1, 26)
-        step = _CHUNK[min(self.ply, len(_CHUNK) - 1)]
+        step = _CHUNK[min(ply, len(_CHUNK) - 1)]
         out = np.empty((arr.shape[0], 5), dtype=np.float64)
         for lo in range(0, arr.shape[0], step):
             part = arr[lo : lo + step]
-            out[lo : lo + step] = self.search.pre_roll_probs(part, ply=self.ply)
+            out[lo : lo + step] = self.search.pre_roll_probs(part, ply=ply)
         return out
 
-    def decide_batch(
+    def _decisions(
+        self,
+        arr: np.ndarray,
+        probs: np.ndarray,
+        cubes: Sequence[CubeState],
+        matches: Sequence[MatchScore | None],
+        rules: RuleSet,
+    ) -> list[CubeDecision]:
+        return [
+            cube_decision(
+                np.clip(probs[i], 0.0, 1.0),
+                cubes[i],
+                matches[i],
+                x=self.efficiency(arr[i]),
+                rules=rules,
+                met=self.met,
+            )
+            for i in range(arr.shape[0])
+        ]
+
+    def analyse_batch(
         self,
         boards: np.ndarray,
         cubes: Sequence[CubeState],
         matches: Sequence[MatchScore | None],
         *,
-        probs: np.ndarray | None = None,
-    ) -> list[CubeDecision]:
-        """The cube decision of the side on roll of each board (one lookahead batch)."""
+        rules: RuleSet | None = None,
+    ) -> tuple[np.ndarray, list[CubeDecision], np.ndarray]:
+        """Probabilities, cube decisions and the ply each was read at, for the side on
+        roll of each board: at the advisor's ply, and one ply deeper (up to 2) for the
+        close decisions (within ``refine_margin`` of a doubling or take boundary).
+
+        ``rules`` overrides the advisor's rule set (e.g. with the Jacoby rule on).
+        """
         arr = np.asarray(boards, dtype=np.int8).reshape(-1, 26)
         if not len(cubes) == len(matches) == arr.shape[0]:
             raise ValueError(
                 f"need one cube and one match score per board, got {arr.shape[0]} boards, "
                 f"{len(cubes)} cubes and {len(matches)} scores"
             )
-        p = self.probabilities(arr) if probs is None else probs
-        return [
-            cube_decision(
-                np.clip(p[i], 0.0, 1.0),
-                cubes[i],
-                matches[i],
-                x=self.efficiency(arr[i]),
-                rules=self.rules,
-                met=self.met,
-            )
-            for i in range(arr.shape[0])
-        ]
+        r = rules or self.rules
+        probs = self.probabilities(arr)
+        decisions = self._decisions(arr, probs, cubes, matches, r)
+        plies = np.full(arr.shape[0], self.ply, dtype=np.int64)
+        deeper = self.ply + 1
+        if self.refine_margin > 0 and deeper <= MAX_REFINE_PLY and arr.shape[0]:
+            close = np.flatnonzero([_is_close(d, self.refine_margin) for d in decisions])
+            if close.size:
+                refined = self.probabilities(arr[close], ply=deeper)
+                probs[close] = refined
+                redo = self._decisions(
+                    arr[close], refined, [cubes[i] for i in close], [matches[i] for i in close], r
+                )
+                for i, d in zip(close, redo, strict=True):
+                    decisions[i] = d
+                plies[close] = deeper
+        return probs, decisions, plies
+
+    def decide_batch(
+        self,
+        boards: np.ndarray,
+        cubes: Sequence[CubeState],
+        matches: Sequence[MatchScore | None],
+    ) -> list[CubeDecision]:
+        """The cube decision of the side on roll of each board (see ``analyse_batch``)."""
+        return self.analyse_batch(boards, cubes, matches)[1]
 
     def decide(
         self, board: Sequence[int] | np.ndarray, cube: CubeState, match: MatchScore | None = None
@@ -133,9 +196,14 @@ class CubeAdvisor:
         """The receiver's answer to a double, everything given from the DOUBLER's view
         (its board, the cube before the double, its score): see ``take_decision``."""
         arr = np.asarray(doubler_board, dtype=np.int8)
-        probs = np.clip(self.probabilities(arr[None, :])[0], 0.0, 1.0)
+        probs = self.analyse_batch(arr[None, :], [cube], [match])[0][0]
         return take_decision(
-            probs, cube, match, x=self.efficiency(arr), rules=self.rules, met=self.met
+            np.clip(probs, 0.0, 1.0),
+            cube,
+            match,
+            x=self.efficiency(arr),
+            rules=self.rules,
+            met=self.met,
         )
 
 

@@ -77,6 +77,7 @@ class AdvisorPolicy:
                 rules=advisor.rules,
                 met=advisor.met,
                 efficiency=advisor.efficiency,
+                refine_margin=0.0,
             )
             if advisor.ply > 0 and prefilter > 0
             else None
@@ -213,6 +214,22 @@ def make_cube_bot(
     return CubeBot(name, player, FixedPolicy())
 
 
+@dataclass
+class CubeSample:
+    """One pre-roll cube decision met in play and how that game ended for the decider."""
+
+    pair: int
+    game: int
+    """Index of the game within its block (games ``i`` and ``i + k`` share dice)."""
+    side: int
+    board: np.ndarray
+    """The position, the decider's view (on roll)."""
+    cube: CubeState
+    doubled: bool
+    outcome: float = 0.0
+    """The game's final points for the decider divided by the cube value at the decision."""
+
+
 # --------------------------------------------------------------------------------------
 # results
 
@@ -278,6 +295,7 @@ def _play_block(
     seed: int,
     rules: RuleSet,
     match_length: int,
+    trace: list[CubeSample] | None = None,
 ) -> tuple[np.ndarray, dict[str, float]]:
     """``2k`` games (money) or matches: result for A per game (points, or 1/0 for a match
     won/lost), games ``i`` and ``i + k`` sharing dice with swapped seats."""
@@ -350,6 +368,11 @@ def _play_block(
             cubes = [v[0] for v in views]
             matches = [v[1] for v in views]
             doubled = bots[side].cube.double_batch(boards[g_side], cubes, matches)
+            if trace is not None and money:
+                trace.extend(
+                    CubeSample(int(pair_of[g]), int(g), side, boards[g].copy(), cubes[i], bool(d))
+                    for i, (g, d) in enumerate(zip(g_side, doubled, strict=True))
+                )
             if not doubled.any():
                 continue
             dg = g_side[doubled]
@@ -425,8 +448,13 @@ def play_cubeful(
     rules: RuleSet | str = "standard",
     batch_pairs: int = 128,
     progress: Callable[[int], None] | None = None,
+    trace: list[CubeSample] | None = None,
 ) -> CubefulResult:
-    """``games`` money games (``match_length`` 0) or matches, rounded up to whole pairs."""
+    """``games`` money games (``match_length`` 0) or matches, rounded up to whole pairs.
+
+    ``trace`` (money only) collects every cube decision of the side on roll with its
+    game's final result in units of the cube at that moment (``CubeSample``): the data a
+    cube model is fitted to."""
     r = get_rules(rules)
     if not r.cube:
         raise ValueError(f"the {r.name} rule set has no doubling cube (R28)")
@@ -441,7 +469,14 @@ def play_cubeful(
     for lo in range(0, pairs, batch_pairs):
         hi = min(pairs, lo + batch_pairs)
         ids = np.arange(lo, hi, dtype=np.int64)
-        res, stats = _play_block((bot_a, bot_b), ids, seed, r, match_length)
+        block_trace: list[CubeSample] | None = None if trace is None else []
+        res, stats = _play_block((bot_a, bot_b), ids, seed, r, match_length, block_trace)
+        if trace is not None and block_trace is not None:
+            for sample in block_trace:
+                a_points = float(res[sample.game])
+                mine = a_points if sample.side == 0 else -a_points
+                sample.outcome = mine / sample.cube.value
+            trace.extend(block_trace)
         k = hi - lo
         pair_result[lo:hi] = (res[:k] + res[k:]) / 2.0
         for key, v in stats.items():

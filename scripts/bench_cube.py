@@ -156,18 +156,20 @@ def benchmark(
 
 
 def net_probabilities(
-    records: list[dict[str, Any]], net: str, ply: int
-) -> tuple[np.ndarray, float]:
-    """The net's pre-roll probabilities of every record at ``ply`` (one batch), and the
-    seconds that took."""
+    records: list[dict[str, Any]], net: str, ply: int, refine: float = 0.0
+) -> tuple[np.ndarray, float, float]:
+    """The net's pre-roll probabilities of every record through ``CubeAdvisor`` at
+    ``ply`` (close decisions one ply deeper when ``refine`` > 0), the seconds that took and
+    the fraction of records refined."""
     from nard_rl.cubeful import CubeAdvisor
     from nard_rl.evaluator import load_evaluator
 
-    advisor = CubeAdvisor(load_evaluator(net), ply=ply)
+    advisor = CubeAdvisor(load_evaluator(net), ply=ply, refine_margin=refine)
     boards = np.array([r["board"] for r in records], dtype=np.int8)
+    states = [record_state(r) for r in records]
     t0 = time.perf_counter()
-    probs = advisor.probabilities(boards)
-    return probs, time.perf_counter() - t0
+    probs, _, plies = advisor.analyse_batch(boards, [s[0] for s in states], [s[1] for s in states])
+    return probs, time.perf_counter() - t0, float(np.mean(plies > ply))
 
 
 def main() -> None:
@@ -176,6 +178,9 @@ def main() -> None:
     ap.add_argument("--x", type=float, default=None, help="one cube efficiency for all")
     ap.add_argument("--net", default=None, help="use this net's probabilities (e.g. default)")
     ap.add_argument("--ply", type=int, default=1, help="lookahead of the net's probabilities")
+    ap.add_argument(
+        "--refine", type=float, default=0.0, help="close decisions one ply deeper (margin)"
+    )
     ap.add_argument("--limit", type=int, default=0, help="use only the first N records")
     args = ap.parse_args()
     records = load_records(args.data)
@@ -183,10 +188,11 @@ def main() -> None:
         records = records[: args.limit]
     probs = None
     if args.net:
-        probs, secs = net_probabilities(records, args.net, args.ply)
+        probs, secs, refined = net_probabilities(records, args.net, args.ply, args.refine)
         print(
-            f"probabilities: net {args.net} at {args.ply}-ply, {len(records)} positions in "
-            f"{secs:.1f} s ({1000 * secs / len(records):.1f} ms per position, one batch)"
+            f"probabilities: net {args.net} at {args.ply}-ply ({refined:.0%} refined one ply "
+            f"deeper), {len(records)} positions in {secs:.1f} s "
+            f"({1000 * secs / len(records):.1f} ms per position, one batch)"
         )
     else:
         print("probabilities: gnubg 2-ply's own (the cube model alone)")

@@ -342,6 +342,7 @@ def test_cube_command_json(tiny_net: Path, capsys: pytest.CaptureFixture[str]) -
 
     board = [0, -2, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, -5, 5, 0, 0, 0, -3, 0, -5, 0, 0, 0, 0, 2, 0]
     args = ("--board", json.dumps(board), "--net", str(tiny_net), "--json", "--ply", "0")
+    args = (*args, "--refine", "0")
     assert _run_cube(*args, "--cube", "2", "--owner", "mover") == 0
     out = json.loads(capsys.readouterr().out)
     assert out["board"] == board and out["cube"] == {"value": 2, "owner": "mover"}

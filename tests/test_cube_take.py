@@ -309,12 +309,12 @@ def test_reference_file_with_the_nets_own_probabilities() -> None:
     pytest.importorskip("torch")
     bench = _bench_module()
     records = bench.load_records()
-    probs0, _ = bench.net_probabilities(records, "default", 0)
+    probs0, _, _ = bench.net_probabilities(records, "default", 0)
     res0 = bench.benchmark(records, probs=probs0)["all"]
     assert res0["lost_mp"] <= 11.0  # measured 9.9
     assert res0["decision_agreement"] >= 0.90
     sub = records[:600]
-    probs1, _ = bench.net_probabilities(sub, "default", 1)
+    probs1, _, _ = bench.net_probabilities(sub, "default", 1)
     lost1 = bench.benchmark(sub, probs=probs1)["all"]["lost_mp"]
     lost0 = bench.benchmark(sub, probs=probs0[:600])["all"]["lost_mp"]
     assert lost1 < lost0
@@ -364,3 +364,29 @@ def test_nard_agent_plays_for_the_match_score() -> None:
     # a bad cube field is refused
     with pytest.raises(ValueError, match="R1"):
         answer_request({**request, "cube": {"value": 3}}, player, STANDARD)
+
+
+def test_close_decisions_are_read_one_ply_deeper(tiny_net: Path) -> None:
+    from nard_rl.cubeful import CubeAdvisor, _is_close
+    from nard_rl.evaluator import load_evaluator
+
+    records = [json.loads(line) for line in DATA.read_text().splitlines()[:40]]
+    boards = np.array([r["board"] for r in records], dtype=np.int8)
+    cubes = [CubeState(r["cube"]["value"], r["cube"]["owner"]) for r in records]
+    matches = [
+        MatchScore(r["match"]["length"], *r["match"]["score"], r["match"]["crawford"])
+        if r["match"]["length"]
+        else None
+        for r in records
+    ]
+    ev = load_evaluator(str(tiny_net))
+    plain = CubeAdvisor(ev, ply=0, refine_margin=0.0)
+    refining = CubeAdvisor(ev, ply=0, refine_margin=0.5)
+    p0, d0, plies0 = plain.analyse_batch(boards, cubes, matches)
+    p, _, plies = refining.analyse_batch(boards, cubes, matches)
+    assert np.all(plies0 == 0)
+    close = np.array([_is_close(d, 0.5) for d in d0])
+    assert close.any() and not close.all()
+    assert np.array_equal(plies == 1, close)
+    np.testing.assert_allclose(p[~close], p0[~close])
+    np.testing.assert_allclose(p[close], plain.probabilities(boards[close], ply=1), atol=1e-6)

@@ -19,9 +19,8 @@ from nard_rl.cube import (
     PROB_NAMES,
     CubeDecision,
     CubeState,
-    cube_decision,
 )
-from nard_rl.cubeful import DEFAULT_CUBE_PLY, CubeAdvisor
+from nard_rl.cubeful import DEFAULT_CUBE_PLY, DEFAULT_REFINE_MARGIN, CubeAdvisor
 from nard_rl.engine.position import Position, PositionError
 from nard_rl.engine.rules import get_rules
 from nard_rl.met import MatchScore
@@ -62,14 +61,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"lookahead of the pre-roll probabilities: 0, 1 or 2 (default {DEFAULT_CUBE_PLY})",
     )
     parser.add_argument(
+        "--refine",
+        type=float,
+        default=DEFAULT_REFINE_MARGIN,
+        help="read decisions this close to a boundary one ply deeper, up to 2-ply "
+        f"(default {DEFAULT_REFINE_MARGIN}; 0: off)",
+    )
+    parser.add_argument(
         "--jsonl",
         action="store_true",
         help='read {"board" | "position_id", "cube", "match", "jacoby"} lines on stdin',
     )
 
 
-def load_advisor(net: str = "default", ply: int = DEFAULT_CUBE_PLY) -> CubeAdvisor:
-    """The cube advisor of a checkpoint (``default``: the shipped net) at ``ply``."""
+def load_advisor(
+    net: str = "default", ply: int = DEFAULT_CUBE_PLY, refine: float = DEFAULT_REFINE_MARGIN
+) -> CubeAdvisor:
+    """The cube advisor of a checkpoint (``default``: the shipped net) at ``ply``, close
+    decisions read one ply deeper (``refine``: the margin, 0 for off)."""
     from nard_rl.evaluator import load_evaluator
 
     try:
@@ -77,7 +86,7 @@ def load_advisor(net: str = "default", ply: int = DEFAULT_CUBE_PLY) -> CubeAdvis
     except (pickle.UnpicklingError, RuntimeError, EOFError) as exc:
         # torch.load's own errors for files that are no checkpoint at all
         raise ValueError(f"{net} is not a readable checkpoint: {exc}".splitlines()[0]) from exc
-    return CubeAdvisor(evaluator, ply=ply)
+    return CubeAdvisor(evaluator, ply=ply, refine_margin=refine)
 
 
 def match_from_args(args: argparse.Namespace) -> MatchScore | None:
@@ -99,22 +108,16 @@ def evaluate(
     advisor: CubeAdvisor,
     *,
     jacoby: bool = False,
-) -> tuple[np.ndarray, CubeDecision]:
-    """The advisor's pre-roll probabilities and the cube decision built on them."""
+) -> tuple[np.ndarray, CubeDecision, int]:
+    """The advisor's pre-roll probabilities, the cube decision built on them and the ply
+    they were read at."""
     if position.winner() is not None:
         raise PositionError("the game is over: there is no cube decision")
-    arr = position.array()
-    probs = advisor.probabilities(arr[None, :])[0]
     rules = get_rules("standard").with_options(jacoby=jacoby)
-    decision = cube_decision(
-        np.clip(probs, 0.0, 1.0),
-        cube,
-        match,
-        x=advisor.efficiency(arr),
-        rules=rules,
-        met=advisor.met,
+    probs, decisions, plies = advisor.analyse_batch(
+        position.array()[None, :], [cube], [match], rules=rules
     )
-    return probs, decision
+    return probs[0], decisions[0], int(plies[0])
 
 
 # --------------------------------------------------------------------------------------
@@ -198,10 +201,10 @@ def answer_line(line: str, advisor: CubeAdvisor) -> dict[str, Any]:
         if not isinstance(request, dict):
             raise ValueError("each line must be a JSON object")
         position, cube, match, jacoby = request_state(request)
-        probs, decision = evaluate(position, cube, match, advisor, jacoby=jacoby)
+        probs, decision, ply = evaluate(position, cube, match, advisor, jacoby=jacoby)
     except (ValueError, KeyError, TypeError) as exc:  # JSONDecodeError is a ValueError
         return {"error": str(exc)}
-    return answer(decision, probs)
+    return {**answer(decision, probs), "ply": ply}
 
 
 def serve_jsonl(stdin: TextIO, stdout: TextIO, advisor: CubeAdvisor) -> None:
@@ -228,14 +231,14 @@ def _describe(cube: CubeState, match: MatchScore | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        advisor = load_advisor(args.net, args.ply)
+        advisor = load_advisor(args.net, args.ply, args.refine)
         if args.jsonl:
             serve_jsonl(sys.stdin, sys.stdout, advisor)
             return 0
         position = position_from_args(args)
         cube = CubeState(args.cube, args.owner)
         match = match_from_args(args)
-        probs, decision = evaluate(position, cube, match, advisor, jacoby=args.jacoby)
+        probs, decision, ply = evaluate(position, cube, match, advisor, jacoby=args.jacoby)
     except (ValueError, OSError) as exc:
         print(f"nard cube: error: {exc}", file=sys.stderr)
         return 2
@@ -253,6 +256,7 @@ def run(args: argparse.Namespace) -> int:
                 "crawford": match.crawford,
             },
             "probs": prob_dict,
+            "ply": ply,
             **decision.to_dict(),
         }
         print(json.dumps(out))
@@ -265,7 +269,7 @@ def run(args: argparse.Namespace) -> int:
         f"  backgammon {pr['lose_backgammon']:.3f}   equity {decision.cubeless:+.3f}"
     )
     kind = "contact" if not position.is_race() else "race"
-    print(f"Cube efficiency x = {decision.x:.2f} ({kind}); probabilities at {args.ply}-ply")
+    print(f"Cube efficiency x = {decision.x:.2f} ({kind}); probabilities at {ply}-ply")
     scale = "match equity, normalised" if match is not None else "per current stake"
     print(f"Cubeful equities ({scale}):")
     rows = [("No double", decision.no_double), ("Double, take", decision.double_take)]
