@@ -79,10 +79,11 @@ def test_hint_ranks_exactly_the_legal_plays(client: TestClient) -> None:
         eq = [p["equity"] for p in plays]
         assert eq == sorted(eq, reverse=True)
         assert plays[0]["diff"] == 0 and all(p["diff"] <= 0 for p in plays)
-        for p in plays:
+        for k, p in enumerate(plays):
             check_probs(p["probs"])
-            # the Position ID is the resulting position seen by the next roller
-            assert Position.from_id(p["position_id"]) == Position(p["board"]).flip()
+            # the best plays carry the resulting position's ID, seen by the next roller
+            if k < 5:
+                assert Position.from_id(p["position_id"]) == Position(p["board"]).flip()
 
 
 def test_hint_best_play_is_the_agents(client: TestClient) -> None:

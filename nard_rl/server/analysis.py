@@ -77,7 +77,7 @@ class Analyzer:
         if evaluator is not None:  # a player's own evaluator (``nard agent``)
             self._evaluators[get_rules(evaluator.rules).name] = evaluator
         self._searches: dict[str, Search] = {}
-        self._advisors: dict[tuple[RuleSet, int], CubeAdvisor] = {}
+        self._advisors: dict[tuple[str, int], CubeAdvisor] = {}
         self.lock = threading.RLock()
 
     # evaluation ---------------------------------------------------------------------------
@@ -98,12 +98,12 @@ class Analyzer:
             self._searches[name] = s
         return s
 
-    def advisor(self, rules: RuleSet, ply: int | None = None) -> CubeAdvisor:
-        """The shared cube advisor for a rule set (Jacoby switch included) and ply."""
-        key = (rules, self.cube_ply if ply is None else check_ply(ply))
+    def advisor(self, rules: RuleSet | str, ply: int | None = None) -> CubeAdvisor:
+        """The shared cube advisor of a rule set and ply (its search cache is kept)."""
+        key = (get_rules(rules).name, self.cube_ply if ply is None else check_ply(ply))
         adv = self._advisors.get(key)
         if adv is None:
-            adv = CubeAdvisor(self.evaluator(rules), ply=key[1], rules=rules)
+            adv = CubeAdvisor(self.evaluator(key[0]), ply=key[1], rules=key[0])
             self._advisors[key] = adv
         return adv
 
@@ -113,6 +113,16 @@ class Analyzer:
             return np.zeros((0, 5), dtype=np.float64)
         with self.lock:
             return np.asarray(self.evaluator(rules).probabilities(afters), dtype=np.float64)
+
+    def probabilities_if_free(self, afters: np.ndarray, rules: RuleSet | str) -> np.ndarray | None:
+        """``probabilities`` when no other thread is evaluating, else None (never waits:
+        the event loop uses it for small batches and must not block)."""
+        if not self.lock.acquire(blocking=False):
+            return None
+        try:
+            return self.probabilities(afters, rules)
+        finally:
+            self.lock.release()
 
     def pre_roll_probs(self, boards: np.ndarray, rules: RuleSet | str, ply: int) -> np.ndarray:
         """Probabilities of the side on roll before rolling (the search's pre-roll
@@ -148,18 +158,24 @@ class Analyzer:
         eq = np.asarray(utility(probs), dtype=np.float64)
         order = np.argsort(-eq, kind="stable")[:top]
         board = state.position.board
-        best = float(eq[order[0]])
-        rows = [
-            _play_json(
-                format_steps(board, plays.steps[i]),
-                plays.afters[i].tolist(),
-                probs[i],
-                float(eq[i]),
-                float(eq[i]) - best,
-                0,
-            )
-            for i in order
-        ]
+        # round whole arrays at once: per-value rounding dominated the cost of a hint
+        eqs = np.round(eq[order], 5).tolist()
+        diffs = np.round(eq[order] - eq[order[0]], 5).tolist()
+        pr = np.round(probs[order], 5).tolist()
+        afters = plays.afters[order].tolist()
+        rows = []
+        for k, i in enumerate(order):
+            row = {
+                "move": format_steps(board, plays.steps[i]),
+                "equity": eqs[k],
+                "diff": diffs[k],
+                "probs": dict(zip(PROB_NAMES, pr[k], strict=True)),
+                "ply": 0,
+                "board": afters[k],
+            }
+            if k < ID_PLAYS:
+                row["position_id"] = _next_id(afters[k])
+            rows.append(row)
         return {"equity": name, "ply": 0, "plays": rows}
 
     def rank(
@@ -178,8 +194,8 @@ class Analyzer:
                 state.position.array(), state.dice, ply=ply, utility=utility
             )
         rows = [
-            _play_json(r.move, list(r.board), np.asarray(r.probs), r.equity, r.diff, r.ply)
-            for r in ranked[:top]
+            _play_json(r.move, list(r.board), np.asarray(r.probs), r.equity, r.diff, r.ply, k)
+            for k, r in enumerate(ranked[:top])
         ]
         return {"equity": name, "ply": ply, "plays": rows}
 
@@ -192,22 +208,16 @@ class Analyzer:
         return ranked[0]["move"], ranked[0]["board"]
 
     # cube ----------------------------------------------------------------------------------
-    def cube_result(
-        self, state: DecisionState, probs: np.ndarray, ply: int | None = None
-    ) -> CubeDecision:
-        """The cube action of the player on roll from pre-roll probabilities."""
-        arr = state.position.array()
-        return self.advisor(state.rules, ply).decide_batch(
-            arr[None, :], [state.cube], [state.match], probs=probs[None, :]
-        )[0]
-
     def cube_analysis(self, state: DecisionState, ply: int | None = None) -> dict[str, Any]:
         """The pre-roll cube analysis (no double / double-take / double-pass and the
-        proper action) of the side on roll, synchronously."""
+        proper action) of the side on roll, by the shared cube advisor (which looks one
+        ply deeper at close decisions), synchronously."""
         adv = self.advisor(state.rules, ply)
         with self.lock:
-            probs = adv.probabilities(state.position.array()[None, :])[0]
-        return cube_json(state, probs, self.cube_result(state, probs, ply), adv.ply)
+            probs, decisions, plies = adv.analyse_batch(
+                state.position.array()[None, :], [state.cube], [state.match], rules=state.rules
+            )
+        return cube_json(state, probs[0], decisions[0], int(plies[0]))
 
     def should_double(self, state: DecisionState, ply: int | None = None) -> bool:
         """Whether the side on roll doubles (``too_good`` plays on for the gammon)."""
@@ -269,18 +279,36 @@ class Analyzer:
         return {"action": "double" if double else "roll", "analysis": analysis}
 
 
+ID_PLAYS = 5
+"""Plays that get the Position ID of their result (the best ones: encoding an ID costs
+more than ranking a play)."""
+
+
 def _play_json(
-    move: str, board: list[int], probs: np.ndarray, equity: float, diff: float, ply: int
+    move: str,
+    board: list[int],
+    probs: np.ndarray,
+    equity: float,
+    diff: float,
+    ply: int,
+    rank: int,
 ) -> dict[str, Any]:
-    return {
+    out = {
         "move": move,
         "equity": round(equity, 5),
         "diff": round(diff, 5),
         "probs": probs_dict(probs),
         "ply": ply,
         "board": board,
-        "position_id": Position(board, validate=False).flip().position_id(),
     }
+    if rank < ID_PLAYS:
+        out["position_id"] = _next_id(board)
+    return out
+
+
+def _next_id(after: list[int]) -> str:
+    """Position ID of an afterstate seen by the player who rolls next."""
+    return Position(after, validate=False).flip().position_id()
 
 
 def check_ply(ply: object) -> int:

@@ -118,6 +118,7 @@ def create_app(config: ServerConfig | None = None, analyzer: Analyzer | None = N
         lambda rows, key: an.probabilities(rows, key),
         max_rows=cfg.max_batch,
         max_wait=cfg.max_wait_ms / 1000.0,
+        inline=an.probabilities_if_free,
     )
     sessions = SessionStore(an, max_sessions=cfg.max_sessions)
 
