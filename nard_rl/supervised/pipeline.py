@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
@@ -157,6 +158,11 @@ def current_generation(run: Path) -> int:
     return g
 
 
+def _bars(conf: dict[str, Any]) -> bool:
+    """Progress bars only on a terminal, and only when the config allows them."""
+    return bool(conf["progress"]) and sys.stderr.isatty()
+
+
 def _log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
@@ -270,7 +276,7 @@ def _fit_generation(
         fit_cfg,
         device=resolve_device(conf["device"]),
         seed=seed,
-        progress=bool(conf["progress"]),
+        progress=_bars(conf),
     )
     _log(
         f"generation {g}: held-out loss {result.initial_heldout_loss:.5f} -> "
@@ -308,7 +314,7 @@ def _gate_generation(
 ) -> None:
     _log(f"generation {g}: gate, {gate_cfg.games:,} games against the previous generation")
     verdict = gate(
-        cand, best, gate_cfg, rules=conf["rules"], generation=g, progress=bool(conf["progress"])
+        cand, best, gate_cfg, rules=conf["rules"], generation=g, progress=_bars(conf)
     )
     verdict["generation"] = g
     _log(
