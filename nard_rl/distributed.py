@@ -31,6 +31,7 @@ import json
 import math
 import multiprocessing
 import os
+import socket
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -86,6 +87,28 @@ def torchrun_env(env: dict[str, str] | None = None) -> tuple[int, int, int, int]
             f"LOCAL_RANK must be in [0, LOCAL_WORLD_SIZE={local_world}), got {local_rank}"
         )
     return rank, world, local_rank, local_world
+
+
+def free_port() -> int:
+    """A free TCP port on this host, for a single-machine rendezvous."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def local_rank_env(rank: int, world: int, port: int) -> dict[str, str]:
+    """The variables ``torchrun --standalone`` would set for ``rank`` of ``world`` on this
+    host: for processes started by other means (``torch.multiprocessing.spawn``)."""
+    if not 0 <= rank < world:
+        raise ValueError(f"need 0 <= rank < world, got rank={rank}, world={world}")
+    return {
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": str(port),
+        "RANK": str(rank),
+        "WORLD_SIZE": str(world),
+        "LOCAL_RANK": str(rank),
+        "LOCAL_WORLD_SIZE": str(world),
+    }
 
 
 def rank_rng(seed: int, rank: int = 0, games: int | None = None) -> np.random.Generator:

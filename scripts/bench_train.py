@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import time
 
 import numpy as np
 import torch
 
-from nard_rl.distributed import DistContext, init_distributed
+from nard_rl.distributed import DistContext, free_port, init_distributed, local_rank_env
 from nard_rl.encoding import get_encoding
 from nard_rl.engine.rules import get_rules
 from nard_rl.network import NetSpec
@@ -92,21 +91,8 @@ def bench(
     return games / dt, plies * parallel * ctx.world_size / dt
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _rank_main(rank: int, nproc: int, port: int, device: str, jobs: list, out: list) -> None:
-    os.environ.update(
-        MASTER_ADDR="127.0.0.1",
-        MASTER_PORT=str(port),
-        RANK=str(rank),
-        WORLD_SIZE=str(nproc),
-        LOCAL_RANK=str(rank),
-        LOCAL_WORLD_SIZE=str(nproc),
-    )
+    os.environ.update(local_rank_env(rank, nproc, port))
     ctx = init_distributed(device)
     try:
         for k, job in enumerate(jobs):
@@ -125,7 +111,7 @@ def bench_ranks(
 
     with mp.Manager() as manager:
         out = manager.list([None] * len(jobs))
-        mp.spawn(_rank_main, args=(nproc, _free_port(), device, jobs, out), nprocs=nproc)
+        mp.spawn(_rank_main, args=(nproc, free_port(), device, jobs, out), nprocs=nproc)
         return list(out)
 
 

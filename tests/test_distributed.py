@@ -11,7 +11,6 @@ import contextlib
 import functools
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -24,7 +23,9 @@ import torch.multiprocessing as mp
 
 from nard_rl.distributed import (
     DistContext,
+    free_port,
     init_distributed,
+    local_rank_env,
     map_shards,
     rank_rng,
     restore_rngs,
@@ -37,12 +38,6 @@ from nard_rl.network import NetSpec, load_checkpoint
 
 ROOT = Path(__file__).resolve().parents[1]
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 # --- one process ------------------------------------------------------------------------
@@ -112,14 +107,7 @@ def test_restore_rngs_continues_saved_streams_and_gives_new_ranks_fresh_ones() -
 
 
 def _collectives_worker(rank: int, world: int, port: int, out: str) -> None:
-    os.environ.update(
-        MASTER_ADDR="127.0.0.1",
-        MASTER_PORT=str(port),
-        RANK=str(rank),
-        WORLD_SIZE=str(world),
-        LOCAL_RANK=str(rank),
-        LOCAL_WORLD_SIZE=str(world),
-    )
+    os.environ.update(local_rank_env(rank, world, port))
     ctx = init_distributed("cpu")
     torch.manual_seed(0)
     net = torch.nn.Linear(3, 2)
@@ -152,7 +140,7 @@ def _collectives_worker(rank: int, world: int, port: int, out: str) -> None:
 
 
 def test_gloo_collectives_average_weighted_gradients_and_gather_shards(tmp_path: Path) -> None:
-    mp.spawn(_collectives_worker, args=(2, _free_port(), str(tmp_path)), nprocs=2, join=True)
+    mp.spawn(_collectives_worker, args=(2, free_port(), str(tmp_path)), nprocs=2, join=True)
     res = [torch.load(tmp_path / f"rank{r}.pt", weights_only=True) for r in range(2)]
     torch.manual_seed(0)
     ref = torch.nn.Linear(3, 2)
