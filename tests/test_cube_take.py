@@ -390,3 +390,21 @@ def test_close_decisions_are_read_one_ply_deeper(tiny_net: Path) -> None:
     assert np.array_equal(plies == 1, close)
     np.testing.assert_allclose(p[~close], p0[~close])
     np.testing.assert_allclose(p[close], plain.probabilities(boards[close], ply=1), atol=1e-6)
+
+
+def test_nard_hint_ranks_for_the_match_score(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("torch")
+    import argparse
+
+    from nard_rl.commands import hint
+
+    board = [-1, 2, 3, -1, 2, 2, 2, 0, 1, 0, 0, 0, 1, 1, 0, -3, 0, -2, 1, -3, -3, 0, -2, 0, 0, 0]
+    parser = argparse.ArgumentParser()
+    hint.add_arguments(parser)
+    base = ["--board", json.dumps(board), "--dice", "4", "1", "--json"]
+    assert hint.run(parser.parse_args(base)) == 0
+    money = json.loads(capsys.readouterr().out)["plays"]
+    assert hint.run(parser.parse_args([*base, "--match", "5", "--score", "4", "1"])) == 0
+    leader = json.loads(capsys.readouterr().out)["plays"]
+    assert money[0]["move"] != leader[0]["move"]
+    assert all(0.0 <= p["equity"] <= 1.0 for p in leader)  # match-winning chances

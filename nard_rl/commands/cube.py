@@ -39,19 +39,7 @@ _PHRASES = {
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_position_arguments(parser)
-    parser.add_argument("--cube", type=int, default=1, help="cube value: 1, 2, 4, ..., 64")
-    parser.add_argument(
-        "--owner",
-        choices=("centered", "mover", "opponent"),
-        default="centered",
-        help="who owns the cube (default: centered)",
-    )
-    parser.add_argument("--match", type=int, default=0, help="match length (0: money play)")
-    parser.add_argument(
-        "--score", nargs=2, type=int, default=(0, 0), metavar=("ME", "OPP"), help="match score"
-    )
-    parser.add_argument("--crawford", action="store_true", help="this is the Crawford game")
-    parser.add_argument("--jacoby", action="store_true", help="Jacoby rule (money play, R32)")
+    add_cube_arguments(parser)
     parser.add_argument("--net", default="default", help="checkpoint path or 'default'")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     parser.add_argument(
@@ -72,6 +60,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help='read {"board" | "position_id", "cube", "match", "jacoby"} lines on stdin',
     )
+
+
+def add_cube_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--cube/--owner/--match/--score/--crawford/--jacoby``: the cube and the score, from
+    the view of the player on roll (shared with ``nard hint``)."""
+    parser.add_argument("--cube", type=int, default=1, help="cube value: 1, 2, 4, ..., 64")
+    parser.add_argument(
+        "--owner",
+        choices=("centered", "mover", "opponent"),
+        default="centered",
+        help="who owns the cube (default: centered)",
+    )
+    parser.add_argument("--match", type=int, default=0, help="match length (0: money play)")
+    parser.add_argument(
+        "--score", nargs=2, type=int, default=(0, 0), metavar=("ME", "OPP"), help="match score"
+    )
+    parser.add_argument("--crawford", action="store_true", help="this is the Crawford game")
+    parser.add_argument("--jacoby", action="store_true", help="Jacoby rule (money play, R32)")
 
 
 def load_advisor(

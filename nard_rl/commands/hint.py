@@ -7,6 +7,7 @@ import json
 import sys
 
 from nard_rl.commands.common import add_position_arguments, position_from_args
+from nard_rl.cube import Utility
 from nard_rl.engine.position import PositionError
 from nard_rl.engine.rules import PROB_NAMES, get_rules
 
@@ -24,6 +25,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--ply", type=int, default=0, help="lookahead depth 0-3 (default: %(default)s)"
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    from nard_rl.commands.cube import add_cube_arguments
+
+    add_cube_arguments(parser)  # plays are ranked for this cube and score (score_utility)
     parser.add_argument(
         "--jsonl",
         action="store_true",
@@ -45,6 +49,7 @@ def rank_plays(
     net: str = "default",
     rules: str = "standard",
     ply: int = 0,
+    utility: Utility | None = None,
 ) -> list[dict[str, object]]:
     """Every legal play with its outcome probabilities and equity at ``ply`` (the
     evaluator of ``net`` through ``nard_rl.search``), best first; ``ply`` per play says
@@ -63,7 +68,7 @@ def rank_plays(
             "board": list(p.board),
             "ply": p.ply,
         }
-        for p in search.rank(board, (d1, d2), ply)
+        for p in search.rank(board, (d1, d2), ply, utility=utility)
     ]
 
 
@@ -87,8 +92,19 @@ def run(args: argparse.Namespace) -> int:
         for d in args.dice:
             if not 1 <= d <= 6:
                 raise PositionError(f"dice must be in 1..6, got {d}")
+        from nard_rl.commands.cube import match_from_args
+        from nard_rl.cube import CubeState, score_utility
+
+        ruleset = get_rules(args.rules).with_options(jacoby=args.jacoby)
+        cube = CubeState(args.cube, args.owner)
+        utility = score_utility(ruleset, cube, match_from_args(args))
         plays = rank_plays(
-            list(position.board), *args.dice, net=args.net, rules=args.rules, ply=args.ply
+            list(position.board),
+            *args.dice,
+            net=args.net,
+            rules=args.rules,
+            ply=args.ply,
+            utility=utility,
         )
     except (ValueError, FileNotFoundError, json.JSONDecodeError) as exc:
         print(f"nard hint: error: {exc}", file=sys.stderr)
