@@ -87,6 +87,15 @@ def parse_wrk(text: str) -> dict[str, float]:
     }
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) a process has used so far, from /proc (0 where absent)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -146,17 +155,22 @@ def main(argv: list[str] | None = None) -> int:
                            capture_output=True, check=False)  # fmt: skip
             for c in args.connections:
                 threads = str(min(c, 2))
+                cpu0 = cpu_seconds(server.pid)
                 out = subprocess.run(
                     [wrk, f"-t{threads}", f"-c{c}", f"-d{args.duration}s", "--latency",
                      "--timeout", "10s", "-s", str(script), url],
                     capture_output=True, text=True, check=False,
                 ).stdout  # fmt: skip
                 row = {"scenario": name, "connections": c, **parse_wrk(out)}
+                # the server's own CPU time per answer: what the machine's load cannot hide
+                used = cpu_seconds(server.pid) - cpu0
+                row["server_cpu_ms"] = 1000 * used / max(1, int(row["requests"]))
                 results.append(row)
                 print(
                     f"{name:<14} {c:>3} clients: p50 {row['p50_ms']:7.2f} ms  "
                     f"p99 {row['p99_ms']:7.2f} ms  {row['rps']:8.1f} req/s  "
-                    f"errors {row['errors']} / {row['requests']}",
+                    f"errors {row['errors']} / {row['requests']}  "
+                    f"server CPU {row['server_cpu_ms']:.2f} ms/req",
                     flush=True,
                 )
         with urllib.request.urlopen(url + "/health", timeout=5) as r:
@@ -171,7 +185,11 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(work, ignore_errors=True)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
-    print(f"machine: {os.cpu_count()} CPUs; server: {' '.join(cmd[2:])} {args.serve_args}")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(
+        f"machine: {os.cpu_count()} CPUs, load average {load:.1f} at the end; "
+        f"server: {' '.join(cmd[2:])} {args.serve_args}"
+    )
     return 0
 
 

@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fastapi.testclient import TestClient
+from reference_movegen import random_game_positions
 
 from nard_rl.commands.agent import answer_line as agent_line
-from nard_rl.engine.game import Game
 from nard_rl.engine.position import START_BOARD, Position
 from nard_rl.engine.rules import get_rules
 from nard_rl.players.base import make_player
@@ -43,19 +43,8 @@ def client(analyzer: Analyzer):
 
 
 def game_positions(count: int, seed: int = 7) -> list[tuple[list[int], tuple[int, int]]]:
-    """Positions and rolls from seeded games where both sides play a random legal play."""
-    rng = np.random.default_rng(seed)
-    out: list[tuple[list[int], tuple[int, int]]] = []
-    while len(out) < count:
-        game = Game(seed=int(rng.integers(1 << 30)))
-        while not game.is_over and len(out) < count:
-            if game.phase.value in ("opening", "roll_or_double"):
-                game.roll()
-                continue
-            plays = game.legal_plays()
-            out.append((list(game.position.board), game.dice))
-            game.play(plays[int(rng.integers(len(plays)))].board)
-    return out
+    """Positions and rolls from seeded games of random plays, spread over whole games."""
+    return [(list(b), r) for b, r in random_game_positions(seed, count * 7)[::7]]
 
 
 def check_probs(p: dict[str, float]) -> None:

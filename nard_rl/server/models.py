@@ -93,7 +93,9 @@ class PlayOut(BaseModel):
     probs: Probabilities
     ply: int
     board: list[int]
-    position_id: str = Field(description="the resulting position, seen by the next roller")
+    position_id: str | None = Field(
+        None, description="the resulting position seen by the next roller (best five plays)"
+    )
 
 
 class HintResponse(BaseModel):
