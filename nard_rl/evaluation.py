@@ -17,9 +17,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from nard_rl.engine.batch import outcomes, start_boards
-from nard_rl.engine.movegen import legal_afterstates_batch
-from nard_rl.engine.position import flip_boards
+from nard_rl.engine.batch import GameBatch, gather_slices
 from nard_rl.engine.rules import RuleSet, get_rules
 
 MAX_PLIES = 2000  # a game far longer than any real one is a bug, not a result
@@ -206,77 +204,91 @@ def _splitmix64(x: np.ndarray) -> np.ndarray:
     return x ^ (x >> np.uint64(31))
 
 
-def pair_dice(seed: int, pairs: np.ndarray, ply: int) -> np.ndarray:
+def pair_dice(seed: int, pairs: np.ndarray, ply: int | np.ndarray) -> np.ndarray:
     """The roll of each dice stream at one ply, a pure function of (seed, pair, ply).
 
     Counter-based rather than drawn from one generator, so a match's dice do not depend on
     how its pairs are split into batches: the same seed gives the same games whatever the
-    batch size.  Ply 0 is the opening roll (R5: never a double).
+    batch size.  Ply 0 is the opening roll (R5: never a double).  ``ply`` is one number
+    or one per pair (games at different turns, as the batch stepper asks).
     """
+    pairs = np.asarray(pairs, dtype=np.uint64)
+    plies = np.broadcast_to(np.asarray(ply, dtype=np.int64), pairs.shape)
     with np.errstate(over="ignore"):
         key = _splitmix64(np.full(pairs.shape, seed, dtype=np.uint64) & _MASK64)
-        h = _splitmix64(key ^ _splitmix64(pairs * np.uint64(0x100000001B3) + np.uint64(ply)))
+        h = _splitmix64(
+            key ^ _splitmix64(pairs * np.uint64(0x100000001B3) + plies.astype(np.uint64))
+        )
     dice = np.empty((pairs.shape[0], 2), dtype=np.int8)
-    if ply == 0:
-        r = (h % np.uint64(30)).astype(np.int64)  # the 30 non-double ordered rolls
+    opening = plies == 0
+    r = (h % np.uint64(36)).astype(np.int64)
+    dice[:, 0] = r // 6 + 1
+    dice[:, 1] = r % 6 + 1
+    if opening.any():
+        r = (h[opening] % np.uint64(30)).astype(np.int64)  # the 30 non-double ordered rolls
         d1 = r // 5
         d2 = r % 5
         d2 = d2 + (d2 >= d1)
-        dice[:, 0] = d1 + 1
-        dice[:, 1] = d2 + 1
-    else:
-        r = (h % np.uint64(36)).astype(np.int64)
-        dice[:, 0] = r // 6 + 1
-        dice[:, 1] = r % 6 + 1
+        dice[opening, 0] = d1 + 1
+        dice[opening, 1] = d2 + 1
     return dice
+
+
+class _Checked:
+    """A player as ``GameBatch``'s opponent, its answers checked and errors named."""
+
+    def __init__(self, player: object) -> None:
+        self.player = player
+        self.name = getattr(player, "name", repr(player))
+
+    def choose_batch(
+        self, boards: np.ndarray, dice: np.ndarray, afterstates: np.ndarray, offsets: np.ndarray
+    ) -> np.ndarray:
+        local = np.asarray(
+            self.player.choose_batch(boards, dice, afterstates, offsets),  # type: ignore[attr-defined]
+            dtype=np.int64,
+        ).reshape(-1)
+        counts = np.diff(offsets)
+        if local.shape != counts.shape or np.any((local < 0) | (local >= counts)):
+            # every slice it sees has a legal play (R16 passes happen in the stepper)
+            raise RuntimeError(f"{self.name} chose an illegal index")
+        return local
+
+    def __repr__(self) -> str:
+        return self.name
 
 
 def _play_block(
     player_a: object, player_b: object, pair_ids: np.ndarray, seed: int, rules: RuleSet
 ) -> np.ndarray:
-    """2k games: 0..k-1 with A first, k..2k-1 with B first; pair i shares its dice."""
+    """2k games: 0..k-1 with A first, k..2k-1 with B first; pair i shares its dice.
+
+    The games run on the engine's batch stepper with A in seat 0 and B as its opponent in
+    seat 1; the stepper's turn counter is the ply of the dice streams.
+    """
     k = pair_ids.shape[0]
     n = 2 * k
-    boards = start_boards(n)
-    # a_to_move[g]: is player A on roll in game g
-    a_to_move = np.zeros(n, dtype=bool)
-    a_to_move[:k] = True
-    alive = np.ones(n, dtype=bool)
+    lane_pairs = np.concatenate([pair_ids, pair_ids]).astype(np.uint64)
+
+    def dice_fn(lanes: np.ndarray, turns: np.ndarray) -> np.ndarray:
+        return pair_dice(seed, lane_pairs[lanes], turns)
+
+    games = GameBatch(n, rules, opponent=_Checked(player_b), autoreset=False, dice_fn=dice_fn)
+    a = _Checked(player_a)
     points = np.zeros(n, dtype=np.float64)
-    for ply in range(MAX_PLIES):
-        if not alive.any():
+    outcome = games.reset(seat=np.repeat(np.array([0, 1], dtype=np.int8), k))
+    for _ in range(MAX_PLIES):
+        fin = outcome.finished
+        if fin.any():
+            pts = outcome.points[fin].astype(np.float64)
+            points[fin] = np.where(outcome.winner[fin] == 0, pts, -pts)
+        live = np.flatnonzero(~games.over)
+        if live.size == 0:
             break
-        d = pair_dice(seed, pair_ids, ply)
-        dice = np.concatenate([d, d])
-        idx = np.flatnonzero(alive)
-        chosen = boards[idx].copy()
-        for player, side in ((player_a, True), (player_b, False)):
-            sel = idx[a_to_move[idx] == side]
-            if sel.size == 0:
-                continue
-            afters, offsets = legal_afterstates_batch(boards[sel], dice[sel], rules.waste_rule)
-            local = np.asarray(
-                player.choose_batch(boards[sel], dice[sel], afters, offsets),  # type: ignore[attr-defined]
-                dtype=np.int64,
-            )
-            has = local >= 0
-            counts = np.diff(offsets)
-            if np.any(local >= np.where(has, counts, 1)):
-                raise RuntimeError(f"{getattr(player, 'name', player)} chose an illegal index")
-            if np.any(~has & (counts > 0)):
-                raise RuntimeError(f"{getattr(player, 'name', player)} passed with a legal play")
-            pos = np.searchsorted(idx, sel)
-            chosen[pos[has]] = afters[offsets[:-1][has] + local[has]]
-        over, gammon, bg = outcomes(chosen)
-        if over.any():
-            value = np.where(
-                bg, rules.backgammon_value, np.where(gammon, rules.gammon_value, 1)
-            ).astype(np.float64)
-            g = idx[over]
-            points[g] = np.where(a_to_move[g], value[over], -value[over])
-            alive[g] = False
-        boards[idx] = flip_boards(chosen)
-        a_to_move[idx] = ~a_to_move[idx]
+        actions = np.zeros(n, dtype=np.int64)
+        sub, sub_off = gather_slices(games.afters, games.offsets, live)
+        actions[live] = a.choose_batch(games.boards[live], games.dice[live], sub, sub_off)
+        outcome = games.step(actions)
     else:
         raise RuntimeError(f"games still running after {MAX_PLIES} plies")
     return points

@@ -55,7 +55,9 @@ def resolve_checkpoint(spec: str | Path, rules: RuleSet | str | None = None) -> 
         raise ValueError(f"a net is 'default' or a checkpoint path, got {spec!r}")
     path = Path(spec)
     if not path.is_file():
-        raise FileNotFoundError(f"no checkpoint at {path} (a net is 'default' or a .pt path)")
+        raise FileNotFoundError(
+            f"checkpoint not found: no checkpoint at {path} (a net is 'default' or a .pt path)"
+        )
     return path
 
 

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
-from nard_rl.evaluation import play_match
+from nard_rl.engine.game import Game, Phase
+from nard_rl.engine.position import START_BOARD
+from nard_rl.engine.rules import MARS, STANDARD, RuleSet
+from nard_rl.evaluation import pair_dice, play_match, play_pairs
 from nard_rl.players import make_player
 
 
@@ -64,3 +68,57 @@ def test_pair_dice_opening_has_no_doubles_and_later_rolls_are_uniform() -> None:
     later = pair_dice(1, ids, 9)
     assert abs((later[:, 0] == later[:, 1]).mean() - 1 / 6) < 0.01
     assert np.array_equal(pair_dice(1, ids[10:20], 3), pair_dice(1, ids, 3)[10:20])
+
+
+class LastPlay:
+    """Deterministic: always the last listed afterstate."""
+
+    name = "last"
+
+    def choose_batch(self, boards, dice, afterstates, offsets):  # type: ignore[no-untyped-def]
+        return np.diff(offsets) - 1
+
+
+@pytest.mark.parametrize(
+    "rules",
+    [STANDARD, MARS, STANDARD.with_options(jacoby=True)],
+    ids=["standard", "mars", "jacoby"],
+)
+def test_every_game_scores_what_the_game_engine_scores(rules: RuleSet) -> None:
+    """Each duplicate game replayed one turn at a time through ``engine.game.Game`` (its own
+    flow: R16 passes, R21 end, R25/R28 kinds, R32 Jacoby singles) with the same dice
+    streams and the same deterministic choices must score exactly the match's points."""
+    seed, pairs = 11, 5
+    points = play_pairs(FirstPlay(), LastPlay(), 0, pairs, seed=seed, rules=rules)
+    assert points.shape == (2, pairs)
+    for row, a_seat in ((0, 0), (1, 1)):  # row 0: A moves first, row 1: B moves first
+        for pair in range(pairs):
+            game = Game(rules, start=START_BOARD, player_on_roll=0)
+            turn = 0
+            while game.result is None:
+                dice = pair_dice(seed, np.array([pair], dtype=np.uint64), turn)[0]
+                game.roll((int(dice[0]), int(dice[1])))
+                turn += 1
+                if game.phase is Phase.MOVE:
+                    plays = game.legal_plays()
+                    a_moves = game.player_on_roll == a_seat
+                    game.play((plays[0] if a_moves else plays[-1]).board)
+            result = game.result
+            expected = result.points if result.winner == a_seat else -result.points
+            assert points[row, pair] == expected, (rules.name, row, pair)
+    assert np.abs(points).max() >= 2 or rules.jacoby  # gammons occur in the sample
+    if rules.jacoby:
+        assert set(np.abs(points).ravel().tolist()) == {1.0}  # R32: singles, cube unturned
+
+
+def test_a_player_choosing_outside_its_plays_is_named() -> None:
+    class Broken:
+        name = "broken"
+
+        def choose_batch(self, boards, dice, afterstates, offsets):  # type: ignore[no-untyped-def]
+            return np.diff(offsets)  # one past the last play
+
+    with pytest.raises(RuntimeError, match="broken chose an illegal index"):
+        play_match(FirstPlay(), Broken(), 4, seed=1)
+    with pytest.raises(RuntimeError, match="broken chose an illegal index"):
+        play_match(Broken(), FirstPlay(), 4, seed=1)
