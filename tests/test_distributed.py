@@ -344,3 +344,31 @@ def test_pipeline_labelling_under_torchrun_takes_this_ranks_shards(
     assert sorted(p.name for p in shards.glob("shard_*.npz")) == ["shard_00001.npz"]
     with pytest.raises(ValueError, match="only stage=label"):
         run_pipeline({**conf, "stage": "all"})
+
+
+def test_checkpoint_written_on_a_gpu_resumes_on_the_cpu(tmp_path: Path) -> None:
+    """A GPU run's checkpoint holds a CUDA generator state and says cuda; resuming it on a
+    machine without CUDA restores the CPU state and continues (the state tensors are
+    loaded on the CPU whatever device wrote them)."""
+    from nard_rl.config import TrainConfig
+    from nard_rl.network import atomic_torch_save
+    from nard_rl.train import train
+
+    def cfg(games: int) -> TrainConfig:
+        c = TrainConfig()
+        c.name, c.out_dir, c.device, c.resume = "c", str(tmp_path), "cpu", "auto"
+        c.encoding.name, c.model.hidden = "tesauro198", [8]
+        c.trainer.games, c.trainer.parallel_games = games, 16
+        c.trainer.checkpoint_every, c.trainer.eval_every, c.trainer.final_eval_games = 20, 0, 0
+        return c
+
+    last = train(cfg(20))
+    ckpt = torch.load(last, map_location="cpu", weights_only=True)
+    ckpt["extra"]["cuda_rng"] = torch.get_rng_state()  # a byte tensor, as CUDA's is
+    ckpt["extra"]["distributed"]["device_type"] = "cuda"
+    ckpt["config"]["device"] = "cuda"
+    atomic_torch_save(ckpt, last)
+    resumed = load_checkpoint(train(cfg(40)))
+    assert resumed["games"] >= 40 and resumed["step"] > ckpt["step"]
+    assert resumed["extra"]["distributed"]["device_type"] == "cpu"
+    assert "cuda_rng" not in resumed["extra"]
