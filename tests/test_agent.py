@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -10,7 +11,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from nard_rl.commands.agent import BackendFailed, serve
 from nard_rl.engine.position import START_BOARD, Position
+from nard_rl.engine.rules import get_rules
+from nard_rl.players.base import Player
 from nard_rl.players.gnubg_player import gnubg_available
 
 START = list(START_BOARD)
@@ -116,3 +120,60 @@ def test_a_whole_game_through_the_agent() -> None:
 def test_gnubg_agent() -> None:
     answers = _ask_all([json.dumps({"board": START, "dice": [3, 1]})], "--player", "gnubg:0")
     assert answers == [{"move": "8/5 6/5", "board": list(_legal(START, [3, 1])["8/5 6/5"])}]
+
+
+# -- a failing player: restarted once, then a clear exit ------------------------------------
+
+
+class _Dying(Player):
+    """Answers ``lives`` requests, then fails like a backend process that died."""
+
+    def __init__(self, lives: int) -> None:
+        self.lives = lives
+        self.name = "dying"
+        self.closed = False
+
+    def choose_batch(self, boards, dice, afterstates, offsets):  # type: ignore[no-untyped-def]
+        if self.lives <= 0:
+            raise RuntimeError("backend died")
+        self.lives -= 1
+        return np.zeros(len(offsets) - 1, dtype=np.int64)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _lines(n: int) -> io.StringIO:
+    return io.StringIO(
+        "".join(json.dumps({"board": START, "dice": [3, 1]}) + "\n" for _ in range(n))
+    )
+
+
+def test_a_failed_player_is_restarted_and_the_line_answered() -> None:
+    first = _Dying(lives=1)
+    made: list[_Dying] = []
+
+    def restart() -> _Dying:
+        made.append(_Dying(lives=10))
+        return made[-1]
+
+    out = io.StringIO()
+    final = serve(_lines(4), out, first, get_rules("standard"), restart)
+    answers = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert len(answers) == 4 and all("move" in a and "error" not in a for a in answers)
+    assert first.closed and final is made[0] and len(made) == 1
+
+
+def test_a_player_failing_again_after_a_restart_stops_the_agent() -> None:
+    out = io.StringIO()
+    with pytest.raises(BackendFailed, match="backend died"):
+        serve(_lines(3), out, _Dying(lives=1), get_rules("standard"), lambda: _Dying(lives=0))
+    assert len(out.getvalue().splitlines()) == 1  # the answer before the failure only
+    with pytest.raises(BackendFailed, match="the player failed"):
+        serve(_lines(1), io.StringIO(), _Dying(lives=0), get_rules("standard"))
+
+
+def test_a_bad_line_is_still_an_error_line_not_a_restart() -> None:
+    out = io.StringIO()
+    serve(io.StringIO('{"board": [1, 2]}\n'), out, _Dying(lives=0), get_rules("standard"))
+    assert "error" in json.loads(out.getvalue())

@@ -20,14 +20,13 @@ take a seat without Python bindings.  Protocol, one JSON object a line each way:
   (the opponent, on roll, has doubled) gets ``take`` or ``pass``; ``"resignation":
   "single" | "gammon" | "backgammon"`` gets ``accept`` or ``reject``, the same as the
   server's ``POST /v1/action``;
-* cube questions (network players): without ``"dice"`` the answer is ``{"action":
-  "double"}`` or ``{"action": "roll"}`` (with the cube analysis); ``"doubled": true``
-  (the opponent, on roll, has doubled) gets ``take`` or ``pass``; ``"resignation":
-  "single" | "gammon" | "backgammon"`` gets ``accept`` or ``reject``, the same as the
-  server's ``POST /v1/action``;
 * a line that cannot be answered gets ``{"error": "..."}`` and the stream goes on.
 
-Every answer is flushed at once; the agent runs until stdin closes.
+Every answer is flushed at once; the agent runs until stdin closes.  A failure of the
+player itself (a ``RuntimeError`` or ``OSError``: gnubg died, a net answered nonsense) is
+not the line's fault: the player is rebuilt from its spec and the line asked again; if
+the rebuilt player fails too, the agent says so on stderr and exits with status 1 rather
+than answering every later line with the same error.
 """
 
 from __future__ import annotations
@@ -35,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from typing import Any, TextIO
 
 import numpy as np
@@ -75,10 +75,6 @@ def answer_request(request: dict[str, Any], player: Player, rules: RuleSet) -> d
         from nard_rl.server.lines import agent_decision  # a cube or resignation question
 
         return agent_decision(request, player, rules)
-    if request.get("dice") is None or request.get("doubled") or request.get("resignation"):
-        from nard_rl.server.lines import agent_decision  # a cube or resignation question
-
-        return agent_decision(request, player, rules)
     position = position_from_request(request)
     d1, d2 = dice_from_request(request)
     ruleset = get_rules(request["rules"]) if "rules" in request else rules
@@ -105,23 +101,55 @@ def answer_request(request: dict[str, Any], player: Player, rules: RuleSet) -> d
     return {"move": format_steps(position.board, steps[pick]), "board": afters[pick].tolist()}
 
 
+BACKEND_ERRORS = (RuntimeError, OSError)
+"""Failures of the player rather than of the request line (module docstring)."""
+
+
 def answer_line(line: str, player: Player, rules: RuleSet) -> dict[str, Any]:
-    """One request line to its answer; every failure becomes ``{"error": ...}``."""
+    """One request line to its answer; a malformed or illegal request becomes
+    ``{"error": ...}``.  Player failures (``BACKEND_ERRORS``) propagate to ``serve``."""
     try:
         request = json.loads(line)
         if not isinstance(request, dict):
             raise PositionError("each line must be a JSON object")
         return answer_request(request, player, rules)
-    except (ValueError, KeyError, TypeError, RuntimeError) as exc:
+    except (ValueError, KeyError, TypeError) as exc:
         return {"error": str(exc) or type(exc).__name__}
 
 
-def serve(stdin: TextIO, stdout: TextIO, player: Player, rules: RuleSet) -> None:
+class BackendFailed(Exception):
+    """The player failed, and failed again after a restart."""
+
+
+def serve(
+    stdin: TextIO,
+    stdout: TextIO,
+    player: Player,
+    rules: RuleSet,
+    restart: Callable[[], Player] | None = None,
+) -> Player:
+    """Answer lines until stdin closes; returns the player in use at the end (a restart
+    replaces it).  A player failure restarts it once through ``restart`` and retries the
+    line; a second failure (or no ``restart``) raises ``BackendFailed``."""
     for line in stdin:
         if not line.strip():
             continue
-        stdout.write(json.dumps(answer_line(line, player, rules), separators=(",", ":")) + "\n")
+        try:
+            answer = answer_line(line, player, rules)
+        except BACKEND_ERRORS as exc:
+            if restart is None:
+                raise BackendFailed(f"the player failed: {exc}") from exc
+            player.close()
+            try:
+                player = restart()
+                answer = answer_line(line, player, rules)
+            except BACKEND_ERRORS as again:
+                raise BackendFailed(
+                    f"the player failed ({exc}) and again after a restart ({again})"
+                ) from again
+        stdout.write(json.dumps(answer, separators=(",", ":")) + "\n")
         stdout.flush()
+    return player
 
 
 def run(args: argparse.Namespace) -> int:
@@ -135,8 +163,16 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, RuntimeError, OSError) as exc:
         print(f"nard agent: error: {exc}", file=sys.stderr)
         return 2
+
+    def restart() -> Player:
+        print(f"nard agent: restarting player {args.player!r} after a failure", file=sys.stderr)
+        return make_player(args.player, rules=rules, seed=args.seed)
+
     try:
-        serve(sys.stdin, sys.stdout, player, rules)
+        player = serve(sys.stdin, sys.stdout, player, rules, restart)
+    except BackendFailed as exc:
+        print(f"nard agent: error: {exc}; exiting", file=sys.stderr)
+        return 1
     finally:
         player.close()
     return 0
