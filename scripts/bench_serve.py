@@ -123,6 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--positions", type=int, default=200, help="distinct requests cycled")
     ap.add_argument("--serve-args", default="", help="extra flags for nard serve")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    ap.add_argument(
+        "--only", nargs="+", choices=("hint0", "hint1", "move"), help="a subset of scenarios"
+    )
     args = ap.parse_args(argv)
     wrk = shutil.which("wrk")
     if wrk is None:
@@ -144,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
         for b, d in pos
     ]  # fmt: skip
     scenarios = {"hint 0-ply": hint, "hint 1-ply": hint1, "wildbg /move": move}
+    if args.only:
+        keys = {"hint0": "hint 0-ply", "hint1": "hint 1-ply", "move": "wildbg /move"}
+        scenarios = {keys[k]: scenarios[keys[k]] for k in args.only}
     results: list[dict[str, object]] = []
     try:
         wait_healthy(url, server)

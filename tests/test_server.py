@@ -71,7 +71,7 @@ def test_hint_ranks_exactly_the_legal_plays(client: TestClient) -> None:
         for k, p in enumerate(plays):
             check_probs(p["probs"])
             # the best plays carry the resulting position's ID, seen by the next roller
-            if k < 5:
+            if k < 3:
                 assert Position.from_id(p["position_id"]) == Position(p["board"]).flip()
 
 

@@ -279,7 +279,7 @@ class Analyzer:
         return {"action": "double" if double else "roll", "analysis": analysis}
 
 
-ID_PLAYS = 5
+ID_PLAYS = 3
 """Plays that get the Position ID of their result (the best ones: encoding an ID costs
 more than ranking a play)."""
 

@@ -94,7 +94,7 @@ class PlayOut(BaseModel):
     ply: int
     board: list[int]
     position_id: str | None = Field(
-        None, description="the resulting position seen by the next roller (best five plays)"
+        None, description="the resulting position seen by the next roller (best three plays)"
     )
 
 
