@@ -29,6 +29,7 @@ from nard_rl.engine.bearoff import BearoffDatabase, get_bearoff_database
 from nard_rl.engine.classify import BEAROFF, CONTACT, RACE, classify
 from nard_rl.engine.rules import RuleSet, get_rules
 from nard_rl.network import EquityNet, NetSpec, load_network
+from nard_rl.race_net import RaceEvaluator, load_race_net
 
 __all__ = [
     "RACE_CHECKPOINT",
@@ -125,7 +126,7 @@ class CompositeEvaluator:
         self,
         contact: NetEvaluator,
         *,
-        race: NetEvaluator | None = None,
+        race: RaceEvaluator | NetEvaluator | None = None,
         bearoff: BearoffDatabase | None = None,
         rules: RuleSet | str | None = None,
     ) -> None:
@@ -171,11 +172,11 @@ class CompositeEvaluator:
             if rows.size == 0 or part is None:
                 continue
             sub = arr[rows]
-            if isinstance(part, BearoffDatabase):
-                probs[rows] = part.probabilities(sub)
-            else:
-                assert isinstance(part, NetEvaluator)
+            if isinstance(part, NetEvaluator):
                 probs[rows] = part.net_probabilities(sub)
+            else:
+                assert isinstance(part, (BearoffDatabase, RaceEvaluator))
+                probs[rows] = part.probabilities(sub)
         return probs
 
 
@@ -212,11 +213,10 @@ def load_evaluator(
         raise ValueError(f"evaluator spec must be a non-empty string, got {spec!r}")
     rs = get_rules(rules)
     contact = NetEvaluator.from_checkpoint(_checkpoint_path(spec, rs), rules=rs, device=device)
+    db = get_bearoff_database(rs.waste_rule)
     race = None
     if spec == "default":
         race_path = race_checkpoint_path()
         if race_path is not None:
-            race = NetEvaluator.from_checkpoint(race_path, rules=rs, device=device)
-    return CompositeEvaluator(
-        contact, race=race, bearoff=get_bearoff_database(rs.waste_rule), rules=rs
-    )
+            race = load_race_net(race_path, rules=rs, bearoff=db)
+    return CompositeEvaluator(contact, race=race, bearoff=db, rules=rs)

@@ -1,23 +1,34 @@
-"""Training the race net: the net that answers no-contact positions outside the bear-off
-database (``nard_rl.evaluator.CompositeEvaluator``).
+"""The race net: one-sided roll distributions for no-contact positions outside the bear-off
+database, combined exactly into the five outcome probabilities.
 
-Races are where TD self-play of a contact net learns least (few games reach them in any
-one shape, and their values hinge on exact pip and wastage arithmetic), and where a better
-teacher is cheap: with the bear-off database at the end of every race, a 1-ply lookahead
-(``nard_rl.search.Search``) of the current race net is a strictly better label than the
-net itself for positions close to the bear-off, and the improvement moves one roll further
-back each round.  So the race net is trained by *fitted value iteration*:
+Without contact the two sides no longer interact: each side's number of rolls to bear
+off depends only on its own checkers and dice.  So instead of a two-sided net guessing
+five probabilities, the race net answers the same *one-sided* question as the bear-off
+database (``nard_rl.engine.bearoff``) for placements anywhere on the 24 points: the
+distribution of the number of rolls to bear off all checkers, and of rolls to bear off the
+first one (for gammons).  Two such distributions combine exactly
+(``nard_rl.engine.bearoff.race_probabilities``), and a side already in its home board
+takes its exact distribution from the database, so a race in which one side is home is
+half exact, and the database and the net agree by construction at the boundary.
 
-1. **collect** race (and some bear-off) afterstates from self-play games of the contact
-   net, with exploration, deduplicated; a held-out tenth is kept for measurement;
-2. **label** a sample of them with the 1-ply value under the composite evaluator whose race
-   part is the current race net (bear-offs take their exact database value);
-3. **fit** the race net to the labels (Adam, MSE on the five probabilities), and repeat.
+Training (``train_race_net``) is Monte Carlo with the database at the end of every
+trajectory, round after round (policy iteration):
 
-The race net starts as a copy of the contact net (same encoding and shape), so round 0 is
-already as good as the contact net in races.  Every round is saved (atomic checkpoint with
-the round, the labels seen and the configuration), and a killed run resumes at the last
-finished round.
+1. start from one-sided placements of no-contact positions reached in self-play games of
+   the contact net (both sides of each, deduplicated);
+2. play each placement forward with random dice until all its checkers are home, each roll
+   played to minimise the expected rolls left (the database's mean for a play that brings
+   everything home, the current net's mean otherwise, a few random plays for coverage);
+3. every placement on the way learns the database distribution of the home placement
+   reached, shifted by the rolls it took to get there (cross-entropy), an unbiased and
+   low-variance target: the randomness after the checkers come home is integrated out
+   exactly;
+4. home placements also learn their exact database distributions, so the net is measured
+   against the database where both exist.
+
+The policy the targets follow minimises expected rolls (the database's criterion), so the
+"first checker off" head of a side with 15 checkers follows the same plays until it is
+home; that small approximation is the one-sided gammon approximation.
 """
 
 from __future__ import annotations
@@ -29,18 +40,192 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch import nn
 from torch.nn import functional as F
 
 from nard_rl.engine.batch import roll_dice, segment_argmax, start_boards
-from nard_rl.engine.bearoff import get_bearoff_database
+from nard_rl.engine.bearoff import (
+    MAX_CHECKERS,
+    BearoffDatabase,
+    bearoff_index,
+    get_bearoff_database,
+    race_probabilities,
+)
 from nard_rl.engine.classify import BEAROFF, RACE, classify
 from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.engine.position import flip_boards
-from nard_rl.engine.rules import RuleSet, get_rules
-from nard_rl.evaluator import CompositeEvaluator, NetEvaluator, exact_finished
-from nard_rl.network import cubeless_equity, load_checkpoint, load_network, save_checkpoint
+from nard_rl.engine.rules import RuleSet, cubeless_equity, get_rules
+from nard_rl.network import atomic_torch_save, load_checkpoint
 
-__all__ = ["RaceConfig", "collect_race_positions", "race_errors", "train_race_net"]
+__all__ = [
+    "RaceConfig",
+    "RaceEvaluator",
+    "RaceNet",
+    "collect_race_positions",
+    "load_race_net",
+    "one_sided_inputs",
+    "side_placements",
+    "train_race_net",
+]
+
+BINS = 80
+"""Roll counts 0..79; a side with 15 checkers on its 24 point needs about 45 at most."""
+RACE_ENCODING_VERSION = 1
+RACE_KIND = "race-one-sided"
+INPUTS = 24 * 4 + 5
+
+
+def side_placements(afterstates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(mover, opponent)`` placements ``(N, 24)`` int64 of no-contact boards, each on its
+    own points 1..24 (column ``p - 1`` is point ``p``)."""
+    a = np.asarray(afterstates, dtype=np.int64)
+    return np.maximum(a[:, 1:25], 0), np.maximum(-a[:, 24:0:-1], 0)
+
+
+def one_sided_inputs(placements: np.ndarray) -> np.ndarray:
+    """Race encoding v1 of ``(N, 24)`` placements: per point ``n >= 1``, ``n >= 2``,
+    ``n >= 3`` and ``(n - 3) / 4`` beyond; then the pip count / 150, checkers on the board
+    / 15, checkers outside the home board / 15, pips still to travel to reach the home board
+    / 100 and checkers on the ace point / 15 (the points where wastage starts)."""
+    pl = np.asarray(placements, dtype=np.float32)
+    n = pl.shape[0]
+    out = np.empty((n, INPUTS), dtype=np.float32)
+    per = out[:, :96].reshape(n, 24, 4)
+    per[:, :, 0] = pl >= 1
+    per[:, :, 1] = pl >= 2
+    per[:, :, 2] = pl >= 3
+    per[:, :, 3] = np.maximum(pl - 3.0, 0.0) / 4.0
+    points = np.arange(1, 25, dtype=np.float32)
+    out[:, 96] = pl @ points / 150.0
+    out[:, 97] = pl.sum(axis=1) / 15.0
+    out[:, 98] = pl[:, 6:].sum(axis=1) / 15.0
+    out[:, 99] = pl[:, 6:] @ (points[6:] - 6.0) / 100.0
+    out[:, 100] = pl[:, 0] / 15.0
+    return out
+
+
+class RaceNet(nn.Module):
+    """Placement inputs -> log-probabilities of the two roll distributions ``(N, 2, BINS)``
+    (row 0: rolls to bear off all, row 1: rolls to bear off the first)."""
+
+    def __init__(self, hidden: int = 128) -> None:
+        super().__init__()
+        self.hidden = int(hidden)
+        self.body = nn.Sequential(
+            nn.Linear(INPUTS, self.hidden),
+            nn.SiLU(),
+            nn.Linear(self.hidden, self.hidden),
+            nn.SiLU(),
+        )
+        self.head = nn.Linear(self.hidden, 2 * BINS)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.log_softmax(self.head(self.body(x)).view(-1, 2, BINS), dim=2)
+
+
+def _pad(dist: np.ndarray) -> np.ndarray:
+    out = np.zeros((dist.shape[0], BINS))
+    out[:, : dist.shape[1]] = dist
+    return out
+
+
+class RaceEvaluator:
+    """One-sided distributions (database at home, race net elsewhere) combined exactly."""
+
+    def __init__(
+        self,
+        net: RaceNet,
+        bearoff: BearoffDatabase,
+        *,
+        rules: RuleSet | str | None = None,
+        name: str = "race",
+        step: int = 0,
+    ) -> None:
+        self.net = net.eval()
+        self.bearoff = bearoff
+        self.rules = get_rules(rules)
+        self.name = name
+        self.step = step
+
+    def distributions(self, placements: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(rolls, first)`` ``(N, BINS)`` of ``(N, 24)`` placements."""
+        pl = np.asarray(placements, dtype=np.int64)
+        rolls = np.zeros((pl.shape[0], BINS))
+        first = np.zeros((pl.shape[0], BINS))
+        home = pl[:, 6:].sum(axis=1) == 0
+        if home.any():
+            idx = bearoff_index(pl[home, :6])
+            rolls[home] = _pad(self.bearoff.rolls[idx])
+            first[home] = _pad(self.bearoff.first[idx])
+        away = np.flatnonzero(~home)
+        if away.size:
+            with torch.no_grad():
+                logp = self.net(torch.from_numpy(one_sided_inputs(pl[away])))
+            p = logp.exp().double().numpy()
+            rolls[away] = p[:, 0]
+            first[away] = p[:, 1]
+        some_off = pl.sum(axis=1) < MAX_CHECKERS
+        first[some_off] = 0.0
+        first[some_off, 0] = 1.0
+        return rolls, first
+
+    def mean_rolls(self, placements: np.ndarray) -> np.ndarray:
+        rolls, _ = self.distributions(placements)
+        return rolls @ np.arange(BINS)
+
+    def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
+        """``(N, 5)`` probabilities of no-contact afterstates (mover's view, opponent to
+        roll); exact where both sides are home."""
+        mine, theirs = side_placements(afterstates)
+        ra, fa = self.distributions(mine)
+        rb, fb = self.distributions(theirs)
+        full = MAX_CHECKERS
+        return race_probabilities(ra, fa, rb, fb, mine.sum(1) == full, theirs.sum(1) == full)
+
+
+def save_race_net(
+    path: str | Path, net: RaceNet, *, step: int, config: dict[str, Any], history: list[Any]
+) -> None:
+    atomic_torch_save(
+        {
+            "format": 1,
+            "kind": RACE_KIND,
+            "spec": {"hidden": net.hidden, "bins": BINS, "encoding_version": RACE_ENCODING_VERSION},
+            "model": {k: v.detach().cpu() for k, v in net.state_dict().items()},
+            "step": int(step),
+            "games": int(config.get("games", 0)),
+            "config": config,
+            "extra": {"history": history},
+        },
+        path,
+    )
+
+
+def is_race_checkpoint(path: str | Path) -> bool:
+    return load_checkpoint(path).get("kind") == RACE_KIND
+
+
+def load_race_net(
+    path: str | Path, *, rules: RuleSet | str | None = None, bearoff: BearoffDatabase | None = None
+) -> RaceEvaluator:
+    """A race checkpoint (``weights_only`` load) as an evaluator of the rule set."""
+    ckpt = load_checkpoint(path)
+    if ckpt.get("kind") != RACE_KIND:
+        raise ValueError(f"{path} is not a race-net checkpoint (kind {ckpt.get('kind')!r})")
+    spec = ckpt["spec"]
+    if int(spec["encoding_version"]) != RACE_ENCODING_VERSION or int(spec["bins"]) != BINS:
+        raise ValueError(
+            f"{path} uses race encoding v{spec['encoding_version']} with {spec['bins']} bins; "
+            f"this nard-rl has v{RACE_ENCODING_VERSION} with {BINS}: retrain it"
+        )
+    net = RaceNet(int(spec["hidden"]))
+    net.load_state_dict(ckpt["model"])
+    rs = get_rules(rules)
+    db = bearoff or get_bearoff_database(rs.waste_rule)
+    return RaceEvaluator(net, db, rules=rs, name=Path(path).stem, step=int(ckpt["step"]))
+
+
+# training -------------------------------------------------------------------------------
 
 
 @dataclass
@@ -50,30 +235,35 @@ class RaceConfig:
     games: int = 3000
     """Self-play games of the contact net from which race positions are collected."""
     explore: float = 0.1
-    """Chance of a random play per move during collection (wider coverage of races)."""
-    rounds: int = 6
-    """Label-and-fit rounds (each moves exact bear-off knowledge about a roll back)."""
-    labels_per_round: int = 20000
-    """Positions labelled at 1-ply per round."""
-    epochs: int = 4
-    """Passes over each round's labels."""
-    batch: int = 128
-    lr: float = 1e-3
-    holdout: float = 0.1
-    eval_positions: int = 1500
-    """Held-out positions measured after every round (1-ply labels cost as much as
-    training labels, so this stays small)."""
+    """Chance of a random play per move during collection and rollouts (coverage)."""
+    rounds: int = 12
+    """Rollout-and-fit rounds (each follows the policy of the previous round's net)."""
+    starts_per_round: int = 6000
+    """Placements rolled forward per round."""
+    epochs: int = 3
+    """Passes over each round's samples."""
+    hidden: int = 128
+    batch: int = 256
+    lr: float = 2e-3
     seed: int = 1
     rules: str = "standard"
 
+    def __post_init__(self) -> None:
+        for name in ("games", "rounds", "starts_per_round", "epochs", "hidden", "batch"):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"RaceConfig.{name} must be at least 1, got {getattr(self, name)}")
+        if not 0.0 <= self.explore <= 1.0 or self.lr <= 0:
+            raise ValueError("RaceConfig needs 0 <= explore <= 1 and lr > 0")
+        get_rules(self.rules)
 
-def _play_step(
-    ev: NetEvaluator, boards: np.ndarray, dice: np.ndarray, rng: np.random.Generator, explore: float
+
+def _contact_choice(
+    player: Any, boards: np.ndarray, dice: np.ndarray, rng: np.random.Generator, explore: float
 ) -> np.ndarray:
-    """Each board's chosen afterstate (greedy cubeless equity, random with ``explore``)."""
-    afters, offsets = legal_afterstates_batch(boards, dice, ev.rules.waste_rule)
+    """Each board's afterstate under the contact player (random with ``explore``)."""
+    afters, offsets = legal_afterstates_batch(boards, dice, player.rules.waste_rule)
     counts = np.diff(offsets)
-    eq = cubeless_equity(torch.from_numpy(ev.probabilities(afters)), ev.rules).numpy()
+    eq = cubeless_equity(player.probabilities(afters), player.rules)
     local = segment_argmax(eq, offsets)
     wild = (rng.random(boards.shape[0]) < explore) & (counts > 0)
     local[wild] = (rng.random(int(wild.sum())) * counts[wild]).astype(np.int64)
@@ -84,10 +274,12 @@ def _play_step(
 
 
 def collect_race_positions(
-    contact: NetEvaluator, games: int, rng: np.random.Generator, explore: float = 0.1
+    contact: Any, games: int, rng: np.random.Generator, explore: float = 0.1
 ) -> np.ndarray:
     """Distinct no-contact afterstates (race and bear-off, unfinished) reached in
-    ``games`` self-play games of ``contact``, all games stepping together."""
+    ``games`` self-play games of ``contact`` (an evaluator), all games stepping together."""
+    from nard_rl.evaluator import exact_finished
+
     boards = start_boards(games)
     opening = np.ones(games, dtype=bool)
     alive = np.ones(games, dtype=bool)
@@ -95,7 +287,7 @@ def collect_race_positions(
     while alive.any():
         idx = np.flatnonzero(alive)
         dice = roll_dice(rng, idx.size, opening[idx])
-        chosen = _play_step(contact, boards[idx], dice, rng, explore)
+        chosen = _contact_choice(contact, boards[idx], dice, rng, explore)
         done, _ = exact_finished(chosen)
         cls = classify(chosen)
         found.append(chosen[~done & ((cls == RACE) | (cls == BEAROFF))])
@@ -105,60 +297,81 @@ def collect_race_positions(
     return np.unique(np.concatenate(found), axis=0)
 
 
-def _labels(evaluator: CompositeEvaluator, positions: np.ndarray) -> np.ndarray:
-    """1-ply probabilities of race afterstates; exact values of bear-offs."""
-    from nard_rl.search import Search
+def _rollouts(
+    ev: RaceEvaluator, starts: np.ndarray, rng: np.random.Generator, explore: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Play ``starts`` (placements not all home) until home.  Returns every visited
+    placement, the rolls it still took to get home, and the database index of the home
+    placement its trajectory reached."""
+    n = starts.shape[0]
+    cur = starts.astype(np.int64).copy()
+    seen: list[np.ndarray] = []
+    traj: list[np.ndarray] = []
+    step_of: list[np.ndarray] = []
+    steps = np.zeros(n, dtype=np.int64)
+    home_idx = np.full(n, -1, dtype=np.int64)
+    active = np.arange(n)
+    step = 0
+    while active.size:
+        seen.append(cur[active].copy())
+        traj.append(active.copy())
+        step_of.append(np.full(active.size, step))
+        boards = np.zeros((active.size, 26), dtype=np.int8)
+        boards[:, 1:25] = cur[active]
+        dice = roll_dice(rng, active.size)
+        afters, offsets = legal_afterstates_batch(boards, dice, ev.rules.waste_rule)
+        cand = afters[:, 1:25].astype(np.int64)
+        score = ev.mean_rolls(cand)
+        local = segment_argmax(-score, offsets)
+        counts = np.diff(offsets)
+        wild = rng.random(active.size) < explore
+        local[wild] = (rng.random(int(wild.sum())) * counts[wild]).astype(np.int64)
+        cur[active] = cand[offsets[:-1] + local]
+        step += 1
+        home = cur[active, 6:].sum(axis=1) == 0
+        done = active[home]
+        steps[done] = step
+        home_idx[done] = bearoff_index(cur[done, :6])
+        active = active[~home]
+    placements = np.concatenate(seen)
+    who = np.concatenate(traj)
+    left = steps[who] - np.concatenate(step_of)
+    return placements, left, home_idx[who]
 
-    search = Search(evaluator, cache_size=0)
-    out = evaluator.probabilities(positions)  # exact for bear-offs
-    rows = np.flatnonzero(classify(positions) != BEAROFF)
-    chunk = 2000
-    for start in range(0, rows.size, chunk):
-        part = rows[start : start + chunk]
-        out[part] = search.afterstate_probs(positions[part], ply=1)
+
+def _shifted(table: np.ndarray, idx: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """``table[idx]`` moved ``shift`` bins later (tail folded into the last bin)."""
+    out = np.zeros((idx.size, BINS), dtype=np.float32)
+    width = table.shape[1]
+    cols = np.minimum(shift[:, None] + np.arange(width)[None, :], BINS - 1)
+    np.add.at(out, (np.repeat(np.arange(idx.size), width), cols.ravel()), table[idx].ravel())
     return out
 
 
-def race_errors(
-    race: NetEvaluator, evaluator: CompositeEvaluator, positions: np.ndarray
-) -> dict[str, float]:
-    """Mean absolute cubeless-equity error of ``race`` at 0-ply against ``evaluator``'s
-    1-ply labels (races) and the exact database (bear-offs), separately."""
-    labels = _labels(evaluator, positions)
-    pred = race.net_probabilities(positions)
-    rules = evaluator.rules
-    err = np.abs(
-        cubeless_equity(torch.from_numpy(pred), rules).numpy()
-        - cubeless_equity(torch.from_numpy(labels), rules).numpy()
-    )
-    bo = classify(positions) == BEAROFF
-    return {
-        "race_mae": float(err[~bo].mean()) if (~bo).any() else float("nan"),
-        "bearoff_mae": float(err[bo].mean()) if bo.any() else float("nan"),
-        "race_n": int((~bo).sum()),
-        "bearoff_n": int(bo.sum()),
-    }
-
-
 def _fit(
-    race: NetEvaluator,
+    net: RaceNet,
     x: np.ndarray,
-    y: np.ndarray,
+    t_rolls: np.ndarray,
+    t_first: np.ndarray,
+    w_first: np.ndarray,
     cfg: RaceConfig,
     opt: torch.optim.Optimizer,
     rng: np.random.Generator,
 ) -> float:
-    net = race.net
+    """Cross-entropy against the target distributions (the "first" head only where the
+    side has 15 checkers)."""
     net.train()
-    xs = torch.from_numpy(race.enc.encode(x))
-    ys = torch.from_numpy(y)
-    total = 0.0
-    steps = 0
+    xs, tr, tf = torch.from_numpy(x), torch.from_numpy(t_rolls), torch.from_numpy(t_first)
+    wf = torch.from_numpy(w_first.astype(np.float32))
+    total, steps = 0.0, 0
     for _ in range(cfg.epochs):
         order = torch.from_numpy(rng.permutation(x.shape[0]))
         for s in range(0, x.shape[0], cfg.batch):
             b = order[s : s + cfg.batch]
-            loss = F.mse_loss(net(xs[b]), ys[b], reduction="sum") / b.numel()
+            logp = net(xs[b])
+            loss_r = -(tr[b] * logp[:, 0]).sum(dim=1).mean()
+            loss_f = -((tf[b] * logp[:, 1]).sum(dim=1) * wf[b]).sum() / max(float(wf[b].sum()), 1.0)
+            loss = loss_r + loss_f
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
@@ -168,6 +381,38 @@ def _fit(
     return total / max(steps, 1)
 
 
+def race_errors(ev: RaceEvaluator, held: np.ndarray) -> dict[str, float]:
+    """How far the net is from the database where both exist: mean absolute error of the
+    mean rolls over all home placements, and of the mover's winning chance over held-out
+    no-contact bear-offs when both sides are answered by the net instead of the table."""
+    db = ev.bearoff
+    from nard_rl.engine.bearoff import all_placements
+
+    place = all_placements().astype(np.int64)[1:]
+    pl24 = np.zeros((place.shape[0], 24), dtype=np.int64)
+    pl24[:, :6] = place
+    with torch.no_grad():
+        p = ev.net(torch.from_numpy(one_sided_inputs(pl24))).exp().double().numpy()
+    mean_err = np.abs(p[:, 0] @ np.arange(BINS) - db.mean_rolls[1:]).mean()
+    bo = held[classify(held) == BEAROFF]
+    out = {"mean_rolls_mae": float(mean_err)}
+    if bo.shape[0]:
+        mine, theirs = side_placements(bo)
+        with torch.no_grad():
+            pa = ev.net(torch.from_numpy(one_sided_inputs(mine))).exp().double().numpy()
+            pb = ev.net(torch.from_numpy(one_sided_inputs(theirs))).exp().double().numpy()
+        full = MAX_CHECKERS
+        net_p = race_probabilities(
+            pa[:, 0], pa[:, 1], pb[:, 0], pb[:, 1], mine.sum(1) == full, theirs.sum(1) == full
+        )
+        exact = db.probabilities(bo)
+        out["bearoff_win_mae"] = float(np.abs(net_p[:, 0] - exact[:, 0]).mean())
+        out["bearoff_equity_mae"] = float(
+            np.abs(cubeless_equity(net_p, ev.rules) - cubeless_equity(exact, ev.rules)).mean()
+        )
+    return out
+
+
 def train_race_net(
     contact_path: str | Path,
     out: str | Path,
@@ -175,72 +420,78 @@ def train_race_net(
     *,
     log: Any = print,
 ) -> dict[str, Any]:
-    """Run (or resume) a race-net training into ``out`` (checkpoint) with ``out``'s sibling
-    ``<stem>.positions.npz`` holding the collected positions.  Returns the last history
-    entry."""
+    """Run (or resume) a race-net training into ``out``; ``<stem>.positions.npz`` next to
+    it keeps the collected positions.  Returns the last history entry."""
+    from nard_rl.evaluator import NetEvaluator
+
     out = Path(out)
-    rules: RuleSet = get_rules(cfg.rules)
+    rules = get_rules(cfg.rules)
     rng = np.random.default_rng(cfg.seed)
     torch.manual_seed(cfg.seed)
-    contact = NetEvaluator.from_checkpoint(contact_path, rules=rules)
     pos_path = out.with_suffix(".positions.npz")
     if pos_path.is_file():
         with np.load(pos_path) as data:
             train_pos, held = data["train"], data["held"]
     else:
         t0 = time.time()
+        contact = NetEvaluator.from_checkpoint(contact_path, rules=rules)
         allpos = collect_race_positions(contact, cfg.games, rng, cfg.explore)
         perm = rng.permutation(allpos.shape[0])
-        n_held = int(allpos.shape[0] * cfg.holdout)
+        n_held = allpos.shape[0] // 10
         held, train_pos = allpos[perm[:n_held]], allpos[perm[n_held:]]
         pos_path.parent.mkdir(parents=True, exist_ok=True)
         tmp = pos_path.with_name(pos_path.name + ".tmp.npz")
         np.savez_compressed(tmp, train=train_pos, held=held)
         tmp.replace(pos_path)
         log(f"collected {allpos.shape[0]} race/bear-off positions in {time.time() - t0:.0f}s")
-
+    mine, theirs = side_placements(train_pos)
+    starts = np.unique(np.concatenate([mine, theirs]), axis=0)
+    starts = starts[starts[:, 6:].sum(axis=1) > 0]  # not all home: the database knows those
+    db = get_bearoff_database(rules.waste_rule)
+    net = RaceNet(cfg.hidden)
     history: list[dict[str, Any]] = []
     start_round = 0
     if out.is_file():
-        race = NetEvaluator.from_checkpoint(out, rules=rules)
         ckpt = load_checkpoint(out)
-        history = list(ckpt.get("extra", {}).get("history", []))
+        net.load_state_dict(ckpt["model"])
+        history = list(ckpt["extra"]["history"])
         start_round = int(ckpt["step"])
-    else:
-        net, _, _ = load_network(contact_path)
-        race = NetEvaluator(net, contact.spec, rules=rules, name="race")
-    opt = torch.optim.Adam(race.net.parameters(), lr=cfg.lr)
-    db = get_bearoff_database(rules.waste_rule)
-    composite = CompositeEvaluator(contact, race=race, bearoff=db, rules=rules)
-    eval_held = held[: min(held.shape[0], cfg.eval_positions)]
-    if start_round == 0 and not history:
-        errs = race_errors(race, composite, eval_held)
-        history.append({"round": 0, **errs})
-        log(f"round 0 (contact net copy): {errs}")
+    ev = RaceEvaluator(net, db, rules=rules)
+    opt = torch.optim.Adam(net.parameters(), lr=cfg.lr)
+    # home placements learn their exact distributions alongside the rollouts
+    from nard_rl.engine.bearoff import all_placements
+
+    home = np.zeros((54263, 24), dtype=np.int64)
+    home[:, :6] = all_placements()[1:]
+    home_t = np.arange(1, 54264)
     for rnd in range(start_round + 1, cfg.rounds + 1):
         t0 = time.time()
-        sample = train_pos[rng.choice(train_pos.shape[0], cfg.labels_per_round, replace=False)]
-        labels = _labels(composite, sample)
-        t_label = time.time() - t0
-        loss = _fit(race, sample, labels, cfg, opt, rng)
-        errs = race_errors(race, composite, eval_held)
+        pick = starts[
+            rng.choice(starts.shape[0], min(cfg.starts_per_round, starts.shape[0]), False)
+        ]
+        visited, left, idx = _rollouts(ev, pick, rng, cfg.explore)
+        extra = rng.choice(home.shape[0], visited.shape[0] // 4, replace=False)
+        x = np.concatenate([visited, home[extra]])
+        left = np.concatenate([left, np.zeros(extra.size, dtype=np.int64)])
+        idx = np.concatenate([idx, home_t[extra]])
+        t_rolls = _shifted(db.rolls, idx, left)
+        t_first = _shifted(db.first, idx, left)
+        w_first = x.sum(axis=1) == MAX_CHECKERS
+        loss = _fit(net, one_sided_inputs(x), t_rolls, t_first, w_first, cfg, opt, rng)
         entry = {
             "round": rnd,
-            "labels": int(sample.shape[0]),
-            "loss": loss,
-            "label_s": round(t_label, 1),
+            "samples": int(x.shape[0]),
+            "loss": round(loss, 5),
             "round_s": round(time.time() - t0, 1),
-            **errs,
+            **race_errors(ev, held),
         }
         history.append(entry)
-        save_checkpoint(
+        save_race_net(
             out,
-            race.net,
-            race.spec,
-            games=cfg.games,
+            net,
             step=rnd,
-            config={"race": asdict(cfg), "contact": str(contact_path)},
-            extra={"history": history, "kind": "race"},
+            config={**asdict(cfg), "contact": str(contact_path)},
+            history=history,
         )
         log(f"round {rnd}: {entry}")
-    return history[-1]
+    return history[-1] if history else {}

@@ -1,8 +1,8 @@
-"""Train the race net (``checkpoints/nard-race.pt``) by fitted value iteration over 1-ply
-labels whose leaves use the bear-off database (see ``nard_rl.race_net``).
+"""Train the race net (``checkpoints/nard-race.pt``): one-sided roll distributions learnt
+from rollouts that end in the bear-off database (see ``nard_rl.race_net``).
 
-    python scripts/train_race.py --out runs/race/race.pt            # the shipped settings
-    python scripts/train_race.py --out /tmp/r.pt --games 50 --rounds 1 --labels 200  # smoke
+    python scripts/train_race.py --out runs/race/race.pt          # the shipped settings
+    python scripts/train_race.py --out runs/r.pt --games 20 --rounds 1 --starts 200  # smoke
 
 Killed runs resume from the last finished round (same ``--out``).
 """
@@ -23,24 +23,30 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--contact", default=None, help="contact net (default: the shipped one)")
     ap.add_argument("--games", type=int, default=d.games)
     ap.add_argument("--rounds", type=int, default=d.rounds)
-    ap.add_argument("--labels", type=int, default=d.labels_per_round)
+    ap.add_argument("--starts", type=int, default=d.starts_per_round)
+    ap.add_argument("--hidden", type=int, default=d.hidden)
     ap.add_argument("--epochs", type=int, default=d.epochs)
     ap.add_argument("--lr", type=float, default=d.lr)
     ap.add_argument("--seed", type=int, default=d.seed)
     ap.add_argument("--rules", default=d.rules, choices=["standard", "mars"])
+    ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
     a = ap.parse_args(argv)
-    for name in ("games", "rounds", "labels", "epochs"):
+    for name in ("games", "rounds", "starts", "epochs", "hidden"):
         if getattr(a, name) < 1:
             ap.error(f"--{name} must be at least 1")
     cfg = RaceConfig(
         games=a.games,
         rounds=a.rounds,
-        labels_per_round=a.labels,
+        starts_per_round=a.starts,
+        hidden=a.hidden,
         epochs=a.epochs,
         lr=a.lr,
         seed=a.seed,
         rules=a.rules,
     )
+    import torch
+
+    torch.set_num_threads(max(1, a.threads))
     contact = a.contact or default_checkpoint_path(a.rules)
     train_race_net(contact, a.out, cfg, log=lambda m: print(m, flush=True))
     return 0

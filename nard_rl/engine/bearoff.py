@@ -54,6 +54,7 @@ __all__ = [
     "bearoff_index",
     "bearoff_probabilities",
     "get_bearoff_database",
+    "race_probabilities",
 ]
 
 POINTS = 6
@@ -207,9 +208,6 @@ class BearoffDatabase:
         k = np.arange(MAX_ROLLS)
         self.mean_rolls = self.rolls @ k
         self.mean_first = self.first @ k
-        # P(N > k) and P(N >= k) as cumulative tables, for the two-sided combination
-        self._rolls_gt = 1.0 - np.cumsum(self.rolls, axis=1)
-        self._first_gt = 1.0 - np.cumsum(self.first, axis=1)
 
     @classmethod
     def build(cls, waste_rule: bool) -> BearoffDatabase:
@@ -255,16 +253,40 @@ class BearoffDatabase:
         theirs = -a[:, 24:18:-1].astype(np.int64)  # their points 1..6 = our 24..19
         ia = bearoff_index(mine)
         ib = bearoff_index(theirs)
-        pa, pb = self.rolls[ia], self.rolls[ib]
-        out = np.zeros((a.shape[0], 5), dtype=np.float64)
-        out[:, 0] = (pa * self._rolls_gt[ib]).sum(axis=1)
-        full_b = theirs.sum(axis=1) == MAX_CHECKERS
-        full_a = mine.sum(axis=1) == MAX_CHECKERS
-        out[:, 1] = np.where(full_b, (pa * self._first_gt[ib]).sum(axis=1), 0.0)
-        # P(F_a >= j) = P(F_a > j - 1)
-        ge = np.concatenate([np.ones((ia.size, 1)), self._first_gt[ia][:, :-1]], axis=1)
-        out[:, 3] = np.where(full_a, (pb * ge).sum(axis=1), 0.0)
-        return np.clip(out, 0.0, 1.0).astype(np.float32)
+        return race_probabilities(
+            self.rolls[ia],
+            self.first[ia],
+            self.rolls[ib],
+            self.first[ib],
+            mine.sum(axis=1) == MAX_CHECKERS,
+            theirs.sum(axis=1) == MAX_CHECKERS,
+        )
+
+
+def race_probabilities(
+    rolls_a: np.ndarray,
+    first_a: np.ndarray,
+    rolls_b: np.ndarray,
+    first_b: np.ndarray,
+    full_a: np.ndarray,
+    full_b: np.ndarray,
+) -> np.ndarray:
+    """Cubeless ``(N, 5)`` probabilities of a race without contact from two independent
+    one-sided roll distributions (``(N, L)`` each, index = rolls): side A just moved,
+    side B is to roll; ``full_*`` says a side still has all 15 checkers (gammon chances).
+
+    B rolls first, so the mover wins when ``A < B``; wins a gammon when B has 15 checkers
+    and B's first checker needs more than ``A`` rolls; loses a gammon when A has 15 and
+    its first checker needs at least ``B`` rolls.  No backgammon is possible.
+    """
+    gt_b = 1.0 - np.cumsum(rolls_b, axis=1)  # P(B > k)
+    first_gt_b = 1.0 - np.cumsum(first_b, axis=1)  # P(F_B > k)
+    first_ge_a = 1.0 - np.cumsum(first_a, axis=1) + first_a  # P(F_A >= k)
+    out = np.zeros((rolls_a.shape[0], 5), dtype=np.float64)
+    out[:, 0] = (rolls_a * gt_b).sum(axis=1)
+    out[:, 1] = np.where(full_b, (rolls_a * first_gt_b).sum(axis=1), 0.0)
+    out[:, 3] = np.where(full_a, (rolls_b * first_ge_a).sum(axis=1), 0.0)
+    return np.clip(out, 0.0, 1.0).astype(np.float32)
 
 
 _LOADED: dict[bool, BearoffDatabase] = {}

@@ -1,0 +1,121 @@
+"""The race net: one-sided distributions, exact at home, combined like the database; the
+trainer's rollouts and a tiny resumable run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from reference_movegen import board_of
+
+from nard_rl.engine.bearoff import bearoff_index, get_bearoff_database
+from nard_rl.engine.classify import BEAROFF, RACE, classify
+from nard_rl.evaluator import NetEvaluator
+from nard_rl.net_player import default_checkpoint_path
+from nard_rl.network import load_checkpoint
+from nard_rl.race_net import (
+    BINS,
+    RaceConfig,
+    RaceEvaluator,
+    RaceNet,
+    _rollouts,
+    _shifted,
+    collect_race_positions,
+    load_race_net,
+    one_sided_inputs,
+    side_placements,
+    train_race_net,
+)
+
+
+@pytest.fixture(scope="module")
+def untrained() -> RaceEvaluator:
+    torch.manual_seed(0)
+    return RaceEvaluator(RaceNet(16), get_bearoff_database(False))
+
+
+def test_side_placements_are_each_sides_own_view() -> None:
+    b = np.array([board_of({1: 2, 9: 3}, {24: 4, 14: 1})], dtype=np.int8)
+    mine, theirs = side_placements(b)
+    assert mine[0, 0] == 2 and mine[0, 8] == 3 and mine.sum() == 5
+    assert theirs[0, 0] == 4 and theirs[0, 10] == 1 and theirs.sum() == 5
+    flipped = -b[:, ::-1]
+    m2, t2 = side_placements(flipped)
+    np.testing.assert_array_equal(m2, theirs)
+    np.testing.assert_array_equal(t2, mine)
+    assert one_sided_inputs(mine).shape == (1, 101)
+
+
+def test_home_sides_are_exact_whatever_the_net(untrained: RaceEvaluator) -> None:
+    db = untrained.bearoff
+    bo = np.array(
+        [board_of({1: 3, 5: 2}, {20: 4}), board_of({6: 15}, {19: 1, 24: 14})], dtype=np.int8
+    )
+    assert (classify(bo) == BEAROFF).all()
+    np.testing.assert_allclose(untrained.probabilities(bo), db.probabilities(bo), atol=1e-6)
+    # half home: the home side's distribution is the table's, padded
+    race = np.array([board_of({1: 3, 5: 2}, {12: 4})], dtype=np.int8)
+    assert classify(race)[0] == RACE
+    mine, _ = side_placements(race)
+    rolls, first = untrained.distributions(mine)
+    i = bearoff_index(mine[:, :6])[0]
+    np.testing.assert_allclose(rolls[0, : db.rolls.shape[1]], db.rolls[i], atol=1e-12)
+    assert first[0, 0] == 1.0  # ten checkers are off already
+    p = untrained.probabilities(race)
+    assert ((p >= 0) & (p <= 1)).all() and p[0, 2] == 0 and p[0, 4] == 0
+
+
+def test_rollouts_end_home_and_count_rolls(untrained: RaceEvaluator) -> None:
+    starts = np.zeros((20, 24), dtype=np.int64)
+    rng = np.random.default_rng(4)
+    for row in starts:
+        np.add.at(row, rng.integers(6, 24, rng.integers(1, 16)), 1)
+    visited, left, idx = _rollouts(untrained, starts, rng, 0.1)
+    assert (visited[:, 6:].sum(axis=1) > 0).all()  # every visited placement is not home
+    assert (left >= 1).all() and (idx >= 0).all()  # 0: home and off in one roll
+    # a trajectory's first entry is its start; pips only ever go down along it
+    np.testing.assert_array_equal(visited[:20], starts)
+    assert left[:20].max() <= 60
+
+
+def test_shifted_targets() -> None:
+    table = np.array([[0.0, 0.5, 0.5], [1.0, 0.0, 0.0]])
+    out = _shifted(table, np.array([0, 1, 0]), np.array([2, 0, BINS]))
+    assert out[0, 3] == 0.5 and out[0, 4] == 0.5 and out[0].sum() == pytest.approx(1.0)
+    assert out[1, 0] == 1.0
+    assert out[2, BINS - 1] == pytest.approx(1.0)  # the tail folds into the last bin
+
+
+def test_collected_positions_are_unfinished_no_contact() -> None:
+    contact = NetEvaluator.from_checkpoint(default_checkpoint_path())
+    pos = collect_race_positions(contact, 12, np.random.default_rng(0), explore=0.2)
+    assert pos.shape[0] > 10
+    assert np.isin(classify(pos), [RACE, BEAROFF]).all()
+    assert ((pos[:, 1:26] > 0).sum(axis=1) > 0).all()  # the mover still has checkers
+    assert np.unique(pos, axis=0).shape[0] == pos.shape[0]
+
+
+def test_tiny_run_and_resume(tmp_path: Path) -> None:
+    out = tmp_path / "race.pt"
+    cfg = RaceConfig(games=8, rounds=1, starts_per_round=40, epochs=1, hidden=16)
+    logs: list[str] = []
+    train_race_net(default_checkpoint_path(), out, cfg, log=logs.append)
+    ckpt = load_checkpoint(out)
+    assert ckpt["step"] == 1 and ckpt["kind"] == "race-one-sided"
+    assert [h["round"] for h in ckpt["extra"]["history"]] == [1]
+    cfg.rounds = 2
+    train_race_net(default_checkpoint_path(), out, cfg, log=logs.append)
+    again = load_checkpoint(out)
+    assert again["step"] == 2 and [h["round"] for h in again["extra"]["history"]] == [1, 2]
+    assert sum("collected" in m for m in logs) == 1  # positions were reused
+    ev = load_race_net(out)
+    assert ev.step == 2
+    with pytest.raises(ValueError, match="not a race-net checkpoint"):
+        load_race_net(default_checkpoint_path())
+
+
+def test_config_is_checked() -> None:
+    with pytest.raises(ValueError, match="rounds"):
+        RaceConfig(rounds=0)
