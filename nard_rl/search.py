@@ -166,7 +166,8 @@ class Search:
     number of cached (board, ply) results (0 turns the cache off); ``utility`` ranks the
     root's plays (default: cubeless money equity of the evaluator's rule set);
     ``max_rows`` bounds the replies generated and evaluated at once (memory: a level over
-    more afterstates than fit is split into several evaluator calls).
+    more afterstates than fit is split into several evaluator calls).  The cache is plain
+    shared state: give each thread its own ``Search`` (they may share the evaluator).
     """
 
     def __init__(
