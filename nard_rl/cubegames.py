@@ -32,7 +32,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from nard_rl.cube import DOUBLE_PASS, DOUBLE_TAKE, CubeState, score_utility
-from nard_rl.cubeful import CubeAdvisor, score_aware_choice
+from nard_rl.cubeful import DEFAULT_REFINE_MARGIN, CubeAdvisor, score_aware_choice
 from nard_rl.engine.batch import outcomes, start_boards
 from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.engine.position import flip_boards
@@ -187,11 +187,13 @@ def make_cube_bot(
     cube_ply: int = 1,
     seed: int | None = None,
     efficiency: Callable[[Any], float] | None = None,
+    refine: float = DEFAULT_REFINE_MARGIN,
 ) -> CubeBot:
     """The bot a player spec names (``default``, ``x.pt:1``, ``gnubg:0``, ``pubeval``...).
 
     Networks decide the cube with a ``CubeAdvisor`` at ``cube_ply`` over their evaluator
-    (``efficiency``: the cube efficiency model, default ``nard_rl.cube.cube_efficiency``);
+    (``efficiency``: the cube efficiency model, default ``nard_rl.cube.cube_efficiency``;
+    ``refine``: the advisor's margin for reading close decisions one ply deeper);
     gnubg with its own cubeful analysis at its ply; others never double and always take.
     """
     r = get_rules(rules)
@@ -208,7 +210,11 @@ def make_cube_bot(
         if ":" in base:
             base = base.rpartition(":")[0]
         advisor = CubeAdvisor(
-            load_evaluator(base, rules=r), ply=cube_ply, rules=r, efficiency=efficiency
+            load_evaluator(base, rules=r),
+            ply=cube_ply,
+            rules=r,
+            efficiency=efficiency,
+            refine_margin=refine,
         )
         return CubeBot(name, player, AdvisorPolicy(advisor))
     return CubeBot(name, player, FixedPolicy())

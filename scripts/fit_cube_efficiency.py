@@ -12,8 +12,9 @@ script learns them from the bot's own games instead:
 2. where the side did not double, the game's result is an unbiased sample of the
    no-double cubeful equity under this policy, which the model predicts as
    ``dead + x * (live - dead)``, linear in ``x``: least squares per class gives ``x``
-   (contact: one ``x``; races: a shift of the pip-count formula), with a standard error
-   from the per-pair residuals (the games of one dice pair are not independent).
+   (contact: one ``x``; races: a shift of the pip-count formula), with an intercept that
+   takes up any constant bias of the net's probabilities in the class, and a standard
+   error clustered by dice pair (the games of one pair are not independent).
 
 The fitted values go to ``--out`` (JSON) and are printed with their standard errors;
 ``nard_rl.cube.learned_efficiency`` reads the shipped file.  Compare the two models
@@ -70,17 +71,24 @@ def fit(samples: list[CubeSample], probs: np.ndarray) -> dict[str, dict[str, flo
         pairs = np.array([d[0] for d in data])
         a = np.array([d[1] for d in data])
         y = np.array([d[2] for d in data])
-        sxx = float(a @ a)
-        if sxx <= 0:
+        # with an intercept: a constant bias of the net's probabilities in this class goes
+        # there instead of into x, which is read off how results follow (live - dead)
+        ac = a - a.mean()
+        sxx = float(ac @ ac)
+        if sxx <= 1e-12 or len(data) < 10:
             continue
-        coef = float(a @ y) / sxx
-        # cluster-robust standard error over dice pairs
-        resid = y - coef * a
+        coef = float(ac @ (y - y.mean())) / sxx
+        resid = y - y.mean() - coef * ac
         score: dict[int, float] = defaultdict(float)
-        for pr, ai, ri in zip(pairs, a, resid, strict=True):
+        for pr, ai, ri in zip(pairs, ac, resid, strict=True):
             score[int(pr)] += float(ai * ri)
-        se = math.sqrt(sum(v * v for v in score.values())) / sxx
-        out[cls] = {"estimate": coef, "se": se, "samples": len(data)}
+        se = math.sqrt(sum(v * v for v in score.values())) / sxx  # clustered by dice pair
+        out[cls] = {
+            "estimate": coef,
+            "se": se,
+            "bias": float(y.mean() - coef * a.mean()),
+            "samples": len(data),
+        }
     return out
 
 
@@ -97,7 +105,7 @@ def main() -> None:
     from nard_rl.cubeful import CubeAdvisor
     from nard_rl.cubegames import make_cube_bot, play_cubeful
 
-    bot = make_cube_bot(args.net, cube_ply=args.cube_ply)
+    bot = make_cube_bot(args.net, cube_ply=args.cube_ply, refine=0.0)
     trace: list[CubeSample] = []
     t0 = time.perf_counter()
     res = play_cubeful(bot, bot, args.games, seed=args.seed, batch_pairs=256, trace=trace)
@@ -137,9 +145,9 @@ def main() -> None:
         from nard_rl.cube import learned_efficiency
 
         learned = learned_efficiency(args.out)
-        a = make_cube_bot(args.net, cube_ply=args.cube_ply, efficiency=learned)
+        a = make_cube_bot(args.net, cube_ply=args.cube_ply, efficiency=learned, refine=0.0)
         a.name = "fitted-x"
-        b = make_cube_bot(args.net, cube_ply=args.cube_ply)
+        b = make_cube_bot(args.net, cube_ply=args.cube_ply, refine=0.0)
         b.name = "fixed-x"
         r = play_cubeful(a, b, args.compare, seed=args.seed + 1, batch_pairs=256)
         print(r.summary())

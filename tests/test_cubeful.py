@@ -107,3 +107,21 @@ def test_gnubg_cube_policy_answers_from_the_doublers_side() -> None:
         # post-Crawford the 3-away trailer doubles at once, whatever the position
         post = MatchScore(5, 2, 4)
         assert policy.double_batch(start, [CubeState()], [post]).tolist() == [True]
+
+
+def test_nard_evaluate_cube_and_match_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from nard_rl.commands.evaluate import main
+
+    assert main(["pubeval", "random", "--cube", "--games", "6", "--json", "--no-progress"]) == 0
+    money = json.loads(capsys.readouterr().out)
+    assert money["kind"] == "money" and money["games"] == 6 and money["mean"] > 0
+    argv = ["pubeval", "random", "--match", "3", "--games", "4", "--json", "--no-progress"]
+    assert main(argv) == 0
+    match = json.loads(capsys.readouterr().out)
+    assert match["kind"] == "match" and match["match_length"] == 3 and 0 <= match["mean"] <= 1
+    assert main(["pubeval", "--cube", "--games", "4"]) == 2
+    assert "two players" in capsys.readouterr().err
+    assert main(["pubeval", "random", "--match", "3", "--rules", "mars", "--games", "4"]) == 2
+    assert "R28" in capsys.readouterr().err
