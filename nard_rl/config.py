@@ -8,8 +8,10 @@ key fails at start-up instead of silently training something else.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from hydra.core.config_store import ConfigStore
+from omegaconf import DictConfig, OmegaConf
 
 
 @dataclass
@@ -93,6 +95,46 @@ class TrainConfig:
     or a checkpoint of the same encoding and layers, whose rule set may differ (a net
     carried over to mars).  Only the weights: optimiser, game count and schedule start
     afresh.  A checkpoint loaded by ``resume`` wins, so a stopped run continues."""
+
+
+def to_train_config(cfg: Any) -> TrainConfig:
+    """The typed config of a run from a ``TrainConfig``, an OmegaConf node or a plain dict.
+
+    Merging into the structured schema checks every key and type (an unknown key or a
+    string for ``trainer.lr`` raises, naming it), so the training loop reads attributes
+    of dataclasses, never untyped dicts; ``check_train_config`` then checks the values.
+    """
+    if isinstance(cfg, TrainConfig):
+        out = cfg
+    else:
+        node = cfg if isinstance(cfg, DictConfig) else OmegaConf.create(cfg)
+        merged = OmegaConf.merge(OmegaConf.structured(TrainConfig), node)
+        out = OmegaConf.to_object(merged)  # type: ignore[assignment]
+        if isinstance(out.model.hidden, tuple):  # pragma: no cover - omegaconf gives lists
+            out.model.hidden = list(out.model.hidden)
+    check_train_config(out)
+    return out  # type: ignore[return-value]
+
+
+def check_train_config(cfg: TrainConfig) -> None:
+    """Refuse values the loop cannot run with, naming the field."""
+    tr = cfg.trainer
+    if tr.games < 1 or tr.parallel_games < 1:
+        raise ValueError("trainer.games and trainer.parallel_games must be >= 1")
+    if tr.optimizer not in ("adam", "sgd"):
+        raise ValueError(f"unknown optimizer {tr.optimizer!r}: adam or sgd")
+    if tr.loss not in ("mse", "bce"):
+        raise ValueError(f"unknown loss {tr.loss!r}: mse or bce")
+    if not (tr.lr > 0 and tr.lr_final > 0):
+        raise ValueError("trainer.lr and trainer.lr_final must be > 0")
+    if not 0.0 <= tr.td_lambda <= 1.0:
+        raise ValueError(f"trainer.td_lambda must be in [0, 1], got {tr.td_lambda}")
+    if not 0.0 <= tr.explore <= 1.0:
+        raise ValueError(f"trainer.explore must be in [0, 1], got {tr.explore}")
+    if tr.checkpoint_every < 1 or tr.log_every < 1 or tr.eval_every < 0:
+        raise ValueError("trainer.checkpoint_every/log_every must be >= 1, eval_every >= 0")
+    if not cfg.model.hidden or min(cfg.model.hidden) < 1:
+        raise ValueError(f"model.hidden must list layer widths >= 1, got {cfg.model.hidden}")
 
 
 def register_configs() -> None:

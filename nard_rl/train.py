@@ -20,6 +20,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
+from nard_rl.config import to_train_config
 from nard_rl.distributed import (
     init_distributed,
     rank_rng,
@@ -31,6 +32,7 @@ from nard_rl.encoding import get_encoding
 from nard_rl.engine.rules import get_rules
 from nard_rl.evaluation import play_match
 from nard_rl.network import NetSpec, load_checkpoint, save_checkpoint
+from nard_rl.progress import progress_bar
 from nard_rl.selfplay import SelfPlay
 
 LAST = "last.pt"
@@ -62,46 +64,47 @@ def _init_weights(net: torch.nn.Module, spec: NetSpec, init: str, verbose: bool)
 
 
 def train(cfg: Any, run_dir: str | Path | None = None) -> Path:
-    """Train per ``cfg`` (a ``TrainConfig`` or its OmegaConf form); returns the last checkpoint."""
-    conf = _plain(cfg)
-    tr = conf["trainer"]
-    run = Path(run_dir) if run_dir is not None else Path(conf["out_dir"]) / conf["name"]
+    """Train per ``cfg`` (a ``TrainConfig``, its OmegaConf form or a dict); returns the last
+    checkpoint.  The loop reads the typed config (``config.to_train_config``); the plain
+    dict form is what checkpoints and logs record."""
+    c = to_train_config(cfg)
+    conf = _plain(c)
+    tr = c.trainer
+    run = Path(run_dir) if run_dir is not None else Path(c.out_dir) / c.name
     run.mkdir(parents=True, exist_ok=True)
     ckpt_dir = run / "checkpoints"
     # under torchrun: this rank's device and process group (one process: a no-op context)
-    ctx = init_distributed(conf["device"])
+    ctx = init_distributed(c.device)
     device = ctx.device
-    if tr.get("threads"):
-        torch.set_num_threads(int(tr["threads"]))
-    enc = get_encoding(conf["encoding"]["name"])
-    rules = get_rules(conf["rules"]["name"])
+    if tr.threads:
+        torch.set_num_threads(tr.threads)
+    enc = get_encoding(c.encoding.name)
+    rules = get_rules(c.rules.name)
     spec = NetSpec(
         encoding=enc.name,
         encoding_version=enc.version,
         inputs=enc.size,
-        hidden=tuple(conf["model"]["hidden"]),
-        activation=conf["model"]["activation"],
+        hidden=tuple(c.model.hidden),
+        activation=c.model.activation,
         rules=rules.name,
     )
 
-    seed = int(conf["seed"])
+    seed = c.seed
     torch.manual_seed(seed)
     random.seed(seed)
     rng = rank_rng(seed, ctx.rank)  # each rank its own dice; rank 0 = a one-process run
     net = spec.build().to(device)
     opt: torch.optim.Optimizer
-    if tr["optimizer"] == "adam":
-        opt = torch.optim.Adam(net.parameters(), lr=tr["lr"])
-    elif tr["optimizer"] == "sgd":
-        opt = torch.optim.SGD(net.parameters(), lr=tr["lr"])
-    else:
-        raise ValueError(f"unknown optimizer {tr['optimizer']!r}: adam or sgd")
+    if tr.optimizer == "adam":
+        opt = torch.optim.Adam(net.parameters(), lr=tr.lr)
+    else:  # "sgd" (check_train_config refused anything else)
+        opt = torch.optim.SGD(net.parameters(), lr=tr.lr)
 
     games_done = 0
     step = 0
     # every (re)start of the run with its config, so a checkpoint says how it was made
     history: list[dict[str, Any]] = []
-    resume = conf.get("resume")
+    resume = c.resume
     if resume:
         path = ckpt_dir / LAST if resume == "auto" else Path(resume)
         if resume == "auto" and not path.exists():
@@ -121,29 +124,29 @@ def train(cfg: Any, run_dir: str | Path | None = None) -> Path:
             rng = restore_rngs(extra, ctx, seed, games_done)
             if ctx.is_main:
                 print(f"resumed from {path} at {games_done:,} games")
-    if conf.get("init") and games_done == 0:
-        _init_weights(net, spec, str(conf["init"]), ctx.is_main)
+    if c.init and games_done == 0:
+        _init_weights(net, spec, c.init, ctx.is_main)
     ctx.broadcast_module(net)  # every rank starts from rank 0's weights
     history.append({"from_games": games_done, "config": conf, "world_size": ctx.world_size})
 
     writer = ctx.summary_writer(str(run / "tb"))  # rank 0 logs, the others do not
     writer.add_text("config/resolved", "```\n" + json.dumps(conf, indent=2) + "\n```", step)
     sp = SelfPlay(
-        tr["parallel_games"],
+        tr.parallel_games,
         enc,
         rules,
         rng,
         device,
-        explore=tr["explore"],
-        loss=tr["loss"],
-        td_lambda=tr.get("td_lambda", 0.0),
+        explore=tr.explore,
+        loss=tr.loss,
+        td_lambda=tr.td_lambda,
         grad_sync=ctx.sync_gradients if ctx.enabled else None,
     )
-    total = int(tr["games"])
+    total = tr.games
 
     def lr_at(g: int) -> float:
         frac = min(1.0, g / max(1, total))
-        return float(tr["lr"] + (tr["lr_final"] - tr["lr"]) * frac)
+        return float(tr.lr + (tr.lr_final - tr.lr) * frac)
 
     def checkpoint(tag: str | None = None) -> Path:
         # collectives first (every rank), then rank 0 alone writes
@@ -160,7 +163,7 @@ def train(cfg: Any, run_dir: str | Path | None = None) -> Path:
         save_checkpoint(
             last, net, spec, games=games_done, step=step, config=conf, optimizer=opt, extra=extra
         )
-        if tag and tr["keep_checkpoints"]:
+        if tag and tr.keep_checkpoints:
             save_checkpoint(
                 ckpt_dir / f"games_{games_done:09d}.pt",
                 net,
@@ -189,17 +192,9 @@ def train(cfg: Any, run_dir: str | Path | None = None) -> Path:
             tqdm.write(f"[{games_done:,} games] {res.summary()}")
         return res.ppg
 
-    next_ckpt = (games_done // tr["checkpoint_every"] + 1) * tr["checkpoint_every"]
-    next_eval = (
-        (games_done // tr["eval_every"] + 1) * tr["eval_every"] if tr["eval_every"] else None
-    )
-    bar = tqdm(
-        total=total,
-        initial=min(games_done, total),
-        unit="game",
-        dynamic_ncols=True,
-        disable=not ctx.is_main,
-    )
+    next_ckpt = (games_done // tr.checkpoint_every + 1) * tr.checkpoint_every
+    next_eval = (games_done // tr.eval_every + 1) * tr.eval_every if tr.eval_every else None
+    bar = progress_bar(total, initial=min(games_done, total), unit="game", disable=not ctx.is_main)
     t_log = time.perf_counter()
     g_log = games_done
     loss_acc, n_acc = 0.0, 0
@@ -218,7 +213,7 @@ def train(cfg: Any, run_dir: str | Path | None = None) -> Path:
             if finished:
                 games_done += finished
                 bar.update(min(finished, max(0, total - bar.n)))
-            if step % tr["log_every"] == 0:
+            if step % tr.log_every == 0:
                 now = time.perf_counter()
                 gps = (games_done - g_log) / max(1e-9, now - t_log)
                 writer.add_scalar("train/td_loss", loss_acc / max(1, n_acc), games_done)
@@ -229,22 +224,22 @@ def train(cfg: Any, run_dir: str | Path | None = None) -> Path:
                 t_log, g_log, loss_acc, n_acc = now, games_done, 0.0, 0
             if games_done >= next_ckpt:
                 checkpoint(tag="periodic")
-                next_ckpt += tr["checkpoint_every"]
+                next_ckpt += tr.checkpoint_every
             if next_eval is not None and games_done >= next_eval and games_done < total:
-                evaluate(tr["eval_games"], "periodic")
-                next_eval += tr["eval_every"]
+                evaluate(tr.eval_games, "periodic")
+                next_eval += tr.eval_every
     finally:
         bar.close()
         last = checkpoint()
     final_ppg = None
-    if tr["final_eval_games"]:
-        final_ppg = evaluate(tr["final_eval_games"], "final")
+    if tr.final_eval_games:
+        final_ppg = evaluate(tr.final_eval_games, "final")
     writer.add_hparams(
         {
             "hidden": str(spec.hidden),
             "encoding": spec.encoding,
-            "lr": tr["lr"],
-            "parallel_games": tr["parallel_games"],
+            "lr": tr.lr,
+            "parallel_games": tr.parallel_games,
             "games": games_done,
         },
         {"hparam/ppg_vs_pubeval": final_ppg if final_ppg is not None else float("nan")},

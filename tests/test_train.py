@@ -176,8 +176,35 @@ def test_lambda_returns_by_hand() -> None:
     td0 = lambda_returns(v, 0.0)  # one step: the next value seen from the other side
     assert np.allclose(td0[1], [0, 0, 0, 1, 0])
     assert np.allclose(td0[0], [0.7, 0.4, 0.0, 0.1, 0.0])
-    half = lambda_returns(v, 0.5)
-    assert np.allclose(half[0], 0.5 * td0[0] + 0.5 * mc[0])
+
+
+def _seen_from(values: np.ndarray, steps: int) -> np.ndarray:
+    """A row seen ``steps`` plies earlier, by the other side when ``steps`` is odd."""
+    if steps % 2 == 0:
+        return values
+    return np.array([1 - values[0], values[3], values[4], values[1], values[2]])
+
+
+def test_lambda_returns_follow_the_definition_not_a_plain_mix() -> None:
+    """G_t = (1 - lam) * sum_n lam^(n-1) G_t^(n) + lam^(N-1) G_t^(N) over the n-step returns
+    (the value n plies on, seen from t's side); with five afterstates this is a polynomial
+    in lam, so no mix of the one-step and Monte Carlo targets can pass."""
+    from nard_rl.selfplay import lambda_returns
+
+    rng = np.random.default_rng(3)
+    v = rng.uniform(0.05, 0.6, size=(5, 5)).astype(np.float32)
+    v[-1] = [1.0, 1.0, 0.0, 0.0, 0.0]  # the mover of the last afterstate won a gammon
+    lam = 0.6
+    got = lambda_returns(v, lam)
+    last = v.shape[0] - 1
+    for t in range(last):
+        big_n = last - t
+        nstep = [_seen_from(v[t + n], n) for n in range(1, big_n + 1)]
+        want = (1 - lam) * sum(lam ** (n - 1) * nstep[n - 1] for n in range(1, big_n))
+        want = want + lam ** (big_n - 1) * nstep[-1]
+        np.testing.assert_allclose(got[t], want, rtol=1e-5, atol=1e-6)
+    mix = (1 - lam) * lambda_returns(v, 0.0) + lam * lambda_returns(v, 1.0)
+    assert np.abs(got[0] - mix[0]).max() > 1e-3
 
 
 def test_td_lambda_run_trains_on_whole_games(tmp_path: Path) -> None:
@@ -201,3 +228,23 @@ def test_td_lambda_run_trains_on_whole_games(tmp_path: Path) -> None:
     assert updates > 0 and plies > 10
     cfg = _smoke_cfg(tmp_path, 30, td_lambda=0.7, final_eval_games=0)
     assert load_checkpoint(train(cfg))["config"]["trainer"]["td_lambda"] == 0.7
+
+
+def test_the_loop_reads_a_typed_config_and_refuses_bad_fields_by_name() -> None:
+    from omegaconf import OmegaConf
+    from omegaconf.errors import ConfigKeyError, ValidationError
+
+    from nard_rl.config import to_train_config
+
+    typed = to_train_config({"trainer": {"lr": 0.05, "games": 10}, "model": {"hidden": [4]}})
+    assert isinstance(typed, TrainConfig) and typed.trainer.lr == 0.05
+    assert typed.trainer.parallel_games == TrainConfig().trainer.parallel_games  # defaults
+    assert to_train_config(OmegaConf.structured(TrainConfig)).model.hidden == [128]
+    with pytest.raises(ValidationError, match=r"trainer\.lr"):
+        to_train_config({"trainer": {"lr": "fast"}})
+    with pytest.raises(ConfigKeyError, match="learning_rate"):
+        to_train_config({"trainer": {"learning_rate": 0.1}})
+    with pytest.raises(ValueError, match="unknown optimizer 'rmsprop'"):
+        to_train_config({"trainer": {"optimizer": "rmsprop"}})
+    with pytest.raises(ValueError, match="td_lambda"):
+        to_train_config({"trainer": {"td_lambda": 1.5}})

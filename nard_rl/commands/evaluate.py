@@ -36,6 +36,7 @@ from tqdm import tqdm
 from nard_rl.engine.rules import RuleSet, get_rules
 from nard_rl.evaluation import MatchResult, match_result, play_match, play_pairs
 from nard_rl.players.base import Player, make_player
+from nard_rl.progress import progress_bar
 
 NAME = "evaluate"
 HELP = "Play duplicate-dice matches between players, or a tournament over checkpoints."
@@ -334,14 +335,7 @@ def format_result(r: MatchResult) -> str:
 
 
 def _progress_bar(total: int, args: argparse.Namespace, desc: str) -> tqdm:
-    return tqdm(
-        total=total,
-        unit="game",
-        desc=desc,
-        file=sys.stderr,
-        dynamic_ncols=True,
-        disable=args.no_progress,
-    )
+    return progress_bar(total, unit="game", desc=desc, disable=args.no_progress)
 
 
 def run_single(args: argparse.Namespace, rules: RuleSet) -> int:
