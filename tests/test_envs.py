@@ -17,7 +17,7 @@ from reference_movegen import reference_afterstates
 import nard_rl.envs as envs
 from nard_rl.encoding import get_encoding
 from nard_rl.engine.movegen import legal_afterstates_batch
-from nard_rl.engine.position import START_BOARD, Position
+from nard_rl.engine.position import START_BOARD, Position, apply_steps
 from nard_rl.engine.rules import STANDARD
 from nard_rl.envs.core import MAX_CANDIDATES
 from nard_rl.envs.cube_env import NardCubeEnv
@@ -126,10 +126,14 @@ def test_observation_layout_and_action_mask_match_the_legal_plays() -> None:
         tail = obs[enc.size :]
         assert tail.shape == (12,)
         assert tail[max(dice) - 1] == 1 and tail[6 + min(dice) - 1] == 1 and tail.sum() == 2
-        # the recorded steps replay to the afterstates
+        # the recorded steps replay to the afterstates, each step one die's distance
+        # (a bear-off may use a larger die, R19/R20)
         for k in range(n):
-            steps = [tuple(s) for s in info["moves"][k] if s[0] >= 0]
-            assert 1 <= len(steps) <= 4
+            steps = [(int(s[0]), int(s[1])) for s in info["moves"][k] if s[0] >= 0]
+            assert 1 <= len(steps) <= (4 if dice[0] == dice[1] else 2)
+            assert all(f - t in dice or (t == 0 and f - t <= max(dice)) for f, t in steps)
+            _, replayed = apply_steps(board.tolist(), steps)
+            assert replayed == tuple(boards[k].tolist()), (board, dice, steps)
         obs, _, terminated, _, info = env.step(int(rng.integers(n)))
         if terminated:
             obs, info = env.reset()
@@ -519,3 +523,57 @@ def test_self_play_cube_rewards_the_acting_side() -> None:
     assert (info["phase"], info["seat"]) == ("take", 1)
     _, reward, terminated, _, info = env.step(1)
     assert terminated and reward == -1.0 and info["winner"] == 0
+
+
+# -- input validation and the pre-roll convention ---------------------------------------
+
+
+def test_reset_refuses_boards_that_are_no_position_by_name() -> None:
+    """Boards from outside are validated before they reach the compiled generator."""
+    env = NardEnv(opponent="random")
+    bad = list(START_BOARD)
+    bad[6] = 40  # 40 checkers on a point: would index past the generator's tables
+    with pytest.raises(ValueError, match="board 0: the mover has 50 checkers"):
+        env.reset(seed=0, options={"board": bad})
+    with pytest.raises(ValueError, match="26"):
+        env.reset(seed=0, options={"board": [0] * 25})
+    with pytest.raises(ValueError, match="dice"):
+        env.reset(seed=0, options={"board": list(START_BOARD), "dice": [7, 1]})
+    vec = gym.make_vec("NardSelfPlay-v0", num_envs=2)
+    with pytest.raises(ValueError, match="board 1: the opponent has 16 checkers"):
+        other = list(START_BOARD)
+        other[1] = -3
+        vec.reset(seed=0, options={"boards": [list(START_BOARD), other]})
+    env.reset(seed=0, options={"board": list(START_BOARD)})  # a valid board still works
+
+
+def test_observation_reads_as_the_nets_pre_roll_input(tmp_path: Path) -> None:
+    """With a net whose output depends on the position, the observation fed to it gives
+    exactly the players' pre-roll probabilities (after the swap), and not what the
+    ``on_roll=True`` encoding of the same board gives."""
+    from nard_rl.engine.rules import swap_sides
+    from nard_rl.net_player import NetworkPlayer
+
+    enc = get_encoding("tesauro198")
+    spec = NetSpec(enc.name, enc.version, enc.size, (16,), "sigmoid", "standard")
+    torch.manual_seed(7)
+    net = spec.build()
+    path = tmp_path / "varied.pt"
+    save_checkpoint(path, net, spec, games=0, step=0)
+    player = NetworkPlayer.from_checkpoint(path)
+    env = NardEnv(opponent="random", encoding="tesauro198")
+    obs, info = env.reset(seed=4)
+    rng = np.random.default_rng(4)
+    seen = []
+    for _ in range(12):
+        with torch.no_grad():
+            probs = net(torch.from_numpy(obs[None, : enc.size]))[0].numpy()
+            on_roll = net(torch.from_numpy(enc.encode(info["board"], on_roll=True)[None]))
+        expected = player.pre_roll_probabilities(info["board"][None])[0]
+        np.testing.assert_allclose(swap_sides(probs), expected, atol=1e-6)
+        assert np.abs(on_roll[0].numpy() - probs).max() > 1e-4
+        seen.append(float(probs[0]))
+        obs, _, terminated, _, info = env.step(int(rng.integers(info["action_mask"].sum())))
+        if terminated:
+            obs, info = env.reset()
+    assert np.ptp(seen) > 1e-3  # the net's output really depends on the position
