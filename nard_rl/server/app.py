@@ -119,6 +119,7 @@ def create_app(config: ServerConfig | None = None, analyzer: Analyzer | None = N
         max_rows=cfg.max_batch,
         max_wait=cfg.max_wait_ms / 1000.0,
         inline=an.probabilities_if_free,
+        inline_rows=cfg.inline_rows,
     )
     sessions = SessionStore(an, max_sessions=cfg.max_sessions)
 

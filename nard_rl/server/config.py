@@ -31,6 +31,9 @@ class ServerConfig:
     """Most afterstates evaluated in one forward pass by the micro-batcher."""
     max_wait_ms: float = 1.0
     """Longest a request waits for others to join its batch."""
+    inline_rows: int = 256
+    """Batches up to this many afterstates are evaluated on the event loop itself when
+    the evaluator is free (no thread hand-over); larger ones on the evaluation thread."""
     max_body_bytes: int = 262_144
     """Largest request body (413 beyond); ``/v1/evaluate`` also takes at most 512
     positions (``nard_rl.server.models.MAX_EVALUATE_POSITIONS``)."""
