@@ -171,7 +171,10 @@ async def _handle(
                 text = raw.decode("ascii", "replace").strip()
                 if not text:
                     continue
-                answer = await run(decide, analyzer, text)
+                try:
+                    answer = await run(decide, analyzer, text)
+                except Exception as exc:  # a bug must not cost gnubg its connection
+                    answer = f"Error: internal error ({type(exc).__name__})"
                 if transcript is not None:
                     transcript.write(json.dumps({"line": text, "answer": answer}) + "\n")
                     transcript.flush()
