@@ -5,18 +5,12 @@ Expected plays come from the naive reference generator, never from the code unde
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 
 import pytest
 from reference_movegen import START, flip, reference_afterstates
-
-HAVE_IDS = importlib.util.find_spec("nard_rl.engine.ids") is not None
-needs_ids = pytest.mark.skipif(
-    not HAVE_IDS, reason="Position IDs need nard_rl.engine.ids, which is not there yet"
-)
 
 CLOSED = [0] * 26
 for _p in range(19, 25):
@@ -55,7 +49,6 @@ def listed_positions(stdout: str) -> tuple[str, list[tuple[str, tuple[int, ...]]
     return header, plays
 
 
-@needs_ids
 def test_board_and_dice() -> None:
     res = nard_moves("--board", json.dumps(START), "--dice", "3", "1")
     assert res.returncode == 0, res.stderr
@@ -66,7 +59,6 @@ def test_board_and_dice() -> None:
     assert ("8/5 6/5", (*START[:5], 2, 4, 0, 2, *START[9:])) in plays  # the classic 3-1
 
 
-@needs_ids
 def test_position_id_and_default_start() -> None:
     by_id = nard_moves("--id", "4HPwATDgc/ABMA", "--dice", "6", "5")
     default = nard_moves("--dice", "6", "5")  # no position given: the start (R4)
@@ -78,7 +70,6 @@ def test_position_id_and_default_start() -> None:
     assert "24/13" in [m for m, _ in plays]
 
 
-@needs_ids
 def test_no_legal_play_and_rule_sets() -> None:
     res = nard_moves("--board", json.dumps(CLOSED), "--dice", "6", "6")
     assert res.returncode == 0, res.stderr
@@ -163,7 +154,6 @@ def test_jsonl_plays_are_right(jsonl_answers) -> None:
     assert jsonl_answers[-1] == start
 
 
-@needs_ids
 def test_jsonl_position_id_requests() -> None:
     lines = [
         json.dumps({"position_id": "4HPwATDgc/ABMA", "dice": [6, 5]}),

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from nard_rl.encoding import get_encoding
 from nard_rl.engine.movegen import legal_afterstates
@@ -73,7 +72,6 @@ def test_agent_with_a_checkpoint_answers_legal_plays(tmp_path: Path) -> None:
 SHIPPED = Path(__file__).resolve().parents[1] / "checkpoints" / "nard-default.pt"
 
 
-@pytest.mark.skipif(not SHIPPED.exists(), reason="the shipped net is not in this checkout")
 def test_default_net_is_loaded_by_agent_and_beats_random() -> None:
     from nard_rl.evaluation import play_match
     from nard_rl.players import make_player

@@ -13,6 +13,7 @@ from types import ModuleType
 
 import numpy as np
 import pytest
+import torch
 
 from nard_rl.cube import (
     CONTACT_X,
@@ -57,7 +58,6 @@ def test_cubeless_equity_by_hand() -> None:
 
 
 def test_cubeless_equity_is_the_networks_formula() -> None:
-    torch = pytest.importorskip("torch")
     from nard_rl.network import cubeless_equity as torch_equity
 
     rng = np.random.default_rng(0)
@@ -337,7 +337,6 @@ def tiny_net(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_cube_command_json(tiny_net: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    torch = pytest.importorskip("torch")
     from nard_rl.network import load_network
 
     board = [0, -2, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, -5, 5, 0, 0, 0, -3, 0, -5, 0, 0, 0, 0, 2, 0]
@@ -421,8 +420,7 @@ def test_cube_command_bad_checkpoint(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_cube_command_is_wired_into_nard(tiny_net: Path) -> None:
     from nard_rl import cli
 
-    if "nard_rl.commands.cube" not in cli.COMMAND_MODULES:
-        pytest.skip("nard cube is not listed in nard_rl.cli.COMMAND_MODULES yet")
+    assert "nard_rl.commands.cube" in cli.COMMAND_MODULES
     out = subprocess.run(
         [sys.executable, "-m", "nard_rl", "cube", "--net", str(tiny_net), "--json"],
         capture_output=True,

@@ -174,7 +174,6 @@ def test_plays_rules_by_name_or_object() -> None:
 
 
 def test_position_id_round_trip() -> None:
-    pytest.importorskip("nard_rl.engine.ids", reason="Position IDs need nard_rl.engine.ids")
     start = Position.start()
     assert start.position_id() == "4HPwATDgc/ABMA"  # as GNU Backgammon shows the start
     assert Position.from_id("4HPwATDgc/ABMA") == start
