@@ -17,10 +17,17 @@ script learns them from the bot's own games instead:
    error clustered by dice pair (the games of one pair are not independent).
 
 The fitted values go to ``--out`` (JSON) and are printed with their standard errors;
-``nard_rl.cube.learned_efficiency`` reads the shipped file.  Compare the two models
+``nard_rl.cube.learned_efficiency`` reads such a file (``make_cube_bot(...,
+efficiency=learned_efficiency(path))``).  Compare the two models
 head to head with ``--compare N``: duplicate-dice cubeful money games between the same
 net with the fitted and with the fixed efficiencies (identical checker play, so only the
 cube decisions differ).
+
+Measured (2-core CPU, 0-ply cube decisions, ``--games 600 --compare 600``): contact
+x = 0.708 +- 0.361 (12,734 decisions), race shift -0.56 +- 0.87 (2,084 decisions); fitted
+vs fixed in 600 duplicate cubeful money games: +0.003 points per game (95% CI -0.099 ..
++0.106).  Indistinguishable, so the fixed constants remain the default; many more games
+(the standard error falls as 1/sqrt(games)) would be needed to learn x this way.
 
 Run: ``python scripts/fit_cube_efficiency.py --games 2000 [--compare 1000]``.
 """
@@ -46,8 +53,7 @@ from nard_rl.cube import (
 from nard_rl.cubegames import CubeSample
 from nard_rl.engine.position import Position
 
-ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "nard_rl" / "data" / "cube_efficiency.json"
+OUT = "cube_efficiency.json"
 
 
 def fit(samples: list[CubeSample], probs: np.ndarray) -> dict[str, dict[str, float]]:
