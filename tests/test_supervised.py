@@ -134,11 +134,14 @@ def test_killed_labelling_resumes_with_identical_shards(tmp_path: Path) -> None:
     teacher = _save(tmp_path / "teacher.pt", _net(), _spec())
     script = textwrap.dedent(
         f"""
-        import sys
+        import sys, time
         from nard_rl.evaluator import load_evaluator
         from nard_rl.supervised.label import LabelConfig, label_shard
-        cfg = LabelConfig(shards=40, decisions_per_shard=12, parallel_games=16, chunk=5)
-        label_shard(load_evaluator({str(teacher)!r}), sys.argv[1], cfg, seed=1, progress=False)
+        cfg = LabelConfig(shards=12, decisions_per_shard=6, parallel_games=16, chunk=3)
+        ev = load_evaluator({str(teacher)!r})
+        for i in range(12):  # shard by shard, paced, so that the kill lands part-way
+            label_shard(ev, sys.argv[1], cfg, k=i, num=12, seed=1, progress=False)
+            time.sleep(0.5)
         """
     )
     folder = tmp_path / "killed"
@@ -149,14 +152,14 @@ def test_killed_labelling_resumes_with_identical_shards(tmp_path: Path) -> None:
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     done = sorted(folder.glob("shard_*.npz"))
-    assert 2 <= len(done) < 40, "the run should be killed part-way"
+    assert 2 <= len(done) < 12, "the run should be killed part-way"
     stamps = {p: p.stat().st_mtime_ns for p in done}
-    cfg = LabelConfig(shards=40, decisions_per_shard=12, parallel_games=16, chunk=5)
+    cfg = LabelConfig(shards=12, decisions_per_shard=6, parallel_games=16, chunk=3)
     ev = NetEvaluator.from_checkpoint(teacher)
     label_shard(ev, folder, cfg, seed=1, progress=False)
-    assert len(list(folder.glob("shard_*.npz"))) == 40
+    assert len(list(folder.glob("shard_*.npz"))) == 12
     assert all(p.stat().st_mtime_ns == t for p, t in stamps.items())  # kept, not redone
-    for i in (0, len(done), 39):  # before, at and after the kill: as an unbroken run
+    for i in (0, len(done), 11):  # before, at and after the kill: as an unbroken run
         fresh = label_shard(
             ev,
             tmp_path / "fresh",
