@@ -126,7 +126,7 @@ class CompositeEvaluator:
         self,
         contact: NetEvaluator,
         *,
-        race: RaceEvaluator | NetEvaluator | None = None,
+        race: RaceEvaluator | NetEvaluator | Evaluator | None = None,
         bearoff: BearoffDatabase | None = None,
         rules: RuleSet | str | None = None,
     ) -> None:
@@ -174,8 +174,7 @@ class CompositeEvaluator:
             sub = arr[rows]
             if isinstance(part, NetEvaluator):
                 probs[rows] = part.net_probabilities(sub)
-            else:
-                assert isinstance(part, (BearoffDatabase, RaceEvaluator))
+            else:  # the database, a race evaluator: they answer their rows as a whole
                 probs[rows] = part.probabilities(sub)
         return probs
 

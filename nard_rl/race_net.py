@@ -5,8 +5,10 @@ Without contact the two sides no longer interact: each side's number of rolls to
 off depends only on its own checkers and dice.  So instead of a two-sided net guessing
 five probabilities, the race net answers the same *one-sided* question as the bear-off
 database (``nard_rl.engine.bearoff``) for placements anywhere on the 24 points: the
-distribution of the number of rolls to bear off all checkers, and of rolls to bear off the
-first one (for gammons).  Two such distributions combine exactly
+distribution of the number of rolls to bear off all checkers, of rolls to bear off the
+first one (for gammons), and of rolls until no checker is left in the other side's home
+board, points 19..24 (for backgammons: a race without contact can still leave a straggler
+there).  Two such distributions combine exactly
 (``nard_rl.engine.bearoff.race_probabilities``), and a side already in its home board
 takes its exact distribution from the database, so a race in which one side is home is
 half exact, and the database and the net agree by construction at the boundary.
@@ -104,9 +106,12 @@ def one_sided_inputs(placements: np.ndarray) -> np.ndarray:
     return out
 
 
+HEADS = 3
+
+
 class RaceNet(nn.Module):
-    """Placement inputs -> log-probabilities of the two roll distributions ``(N, 2, BINS)``
-    (row 0: rolls to bear off all, row 1: rolls to bear off the first)."""
+    """Placement inputs -> log-probabilities of the three roll distributions
+    ``(N, 3, BINS)``: rolls to bear off all, to bear off the first, to leave 19..24."""
 
     def __init__(self, hidden: int = 128) -> None:
         super().__init__()
@@ -117,10 +122,15 @@ class RaceNet(nn.Module):
             nn.Linear(self.hidden, self.hidden),
             nn.SiLU(),
         )
-        self.head = nn.Linear(self.hidden, 2 * BINS)
+        self.head = nn.Linear(self.hidden, HEADS * BINS)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return F.log_softmax(self.head(self.body(x)).view(-1, 2, BINS), dim=2)
+        logits = self.head(self.body(x)).view(-1, HEADS, BINS)
+        # a side with checkers left needs at least one roll to bear off (all or the first):
+        # no mass at 0, by construction (finite, so that zero targets there give zero loss)
+        zero = torch.zeros_like(logits)
+        zero[:, :2, 0] = -1e4
+        return F.log_softmax(logits + zero, dim=2)
 
 
 def _pad(dist: np.ndarray) -> np.ndarray:
@@ -147,11 +157,12 @@ class RaceEvaluator:
         self.name = name
         self.step = step
 
-    def distributions(self, placements: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(rolls, first)`` ``(N, BINS)`` of ``(N, 24)`` placements."""
+    def distributions(self, placements: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(rolls, first, escape)`` ``(N, BINS)`` of ``(N, 24)`` placements."""
         pl = np.asarray(placements, dtype=np.int64)
         rolls = np.zeros((pl.shape[0], BINS))
         first = np.zeros((pl.shape[0], BINS))
+        escape = np.zeros((pl.shape[0], BINS))
         home = pl[:, 6:].sum(axis=1) == 0
         if home.any():
             idx = bearoff_index(pl[home, :6])
@@ -164,23 +175,28 @@ class RaceEvaluator:
             p = logp.exp().double().numpy()
             rolls[away] = p[:, 0]
             first[away] = p[:, 1]
+            escape[away] = p[:, 2]
         some_off = pl.sum(axis=1) < MAX_CHECKERS
         first[some_off] = 0.0
         first[some_off, 0] = 1.0
-        return rolls, first
+        clear = pl[:, 18:].sum(axis=1) == 0
+        escape[clear] = 0.0
+        escape[clear, 0] = 1.0
+        return rolls, first, escape
 
     def mean_rolls(self, placements: np.ndarray) -> np.ndarray:
-        rolls, _ = self.distributions(placements)
-        return rolls @ np.arange(BINS)
+        return self.distributions(placements)[0] @ np.arange(BINS)
 
     def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
         """``(N, 5)`` probabilities of no-contact afterstates (mover's view, opponent to
         roll); exact where both sides are home."""
         mine, theirs = side_placements(afterstates)
-        ra, fa = self.distributions(mine)
-        rb, fb = self.distributions(theirs)
+        ra, fa, ea = self.distributions(mine)
+        rb, fb, eb = self.distributions(theirs)
         full = MAX_CHECKERS
-        return race_probabilities(ra, fa, rb, fb, mine.sum(1) == full, theirs.sum(1) == full)
+        return race_probabilities(
+            ra, fa, rb, fb, mine.sum(1) == full, theirs.sum(1) == full, ea, eb
+        )
 
 
 def save_race_net(
@@ -190,7 +206,12 @@ def save_race_net(
         {
             "format": 1,
             "kind": RACE_KIND,
-            "spec": {"hidden": net.hidden, "bins": BINS, "encoding_version": RACE_ENCODING_VERSION},
+            "spec": {
+                "hidden": net.hidden,
+                "bins": BINS,
+                "heads": HEADS,
+                "encoding_version": RACE_ENCODING_VERSION,
+            },
             "model": {k: v.detach().cpu() for k, v in net.state_dict().items()},
             "step": int(step),
             "games": int(config.get("games", 0)),
@@ -213,10 +234,11 @@ def load_race_net(
     if ckpt.get("kind") != RACE_KIND:
         raise ValueError(f"{path} is not a race-net checkpoint (kind {ckpt.get('kind')!r})")
     spec = ckpt["spec"]
-    if int(spec["encoding_version"]) != RACE_ENCODING_VERSION or int(spec["bins"]) != BINS:
+    have = (int(spec["encoding_version"]), int(spec["bins"]), int(spec.get("heads", 2)))
+    if have != (RACE_ENCODING_VERSION, BINS, HEADS):
         raise ValueError(
-            f"{path} uses race encoding v{spec['encoding_version']} with {spec['bins']} bins; "
-            f"this nard-rl has v{RACE_ENCODING_VERSION} with {BINS}: retrain it"
+            f"{path} is a race net of (encoding, bins, heads) = {have}; this nard-rl needs "
+            f"{(RACE_ENCODING_VERSION, BINS, HEADS)}: retrain it"
         )
     net = RaceNet(int(spec["hidden"]))
     net.load_state_dict(ckpt["model"])
@@ -242,6 +264,8 @@ class RaceConfig:
     """Placements rolled forward per round."""
     epochs: int = 3
     """Passes over each round's samples."""
+    home_share: float = 1.0
+    """Home placements (exact database targets) added per rollout sample each round."""
     hidden: int = 128
     batch: int = 256
     lr: float = 2e-3
@@ -252,8 +276,8 @@ class RaceConfig:
         for name in ("games", "rounds", "starts_per_round", "epochs", "hidden", "batch"):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"RaceConfig.{name} must be at least 1, got {getattr(self, name)}")
-        if not 0.0 <= self.explore <= 1.0 or self.lr <= 0:
-            raise ValueError("RaceConfig needs 0 <= explore <= 1 and lr > 0")
+        if not 0.0 <= self.explore <= 1.0 or self.lr <= 0 or self.home_share < 0:
+            raise ValueError("RaceConfig needs 0 <= explore <= 1, lr > 0 and home_share >= 0")
         get_rules(self.rules)
 
 
@@ -299,10 +323,10 @@ def collect_race_positions(
 
 def _rollouts(
     ev: RaceEvaluator, starts: np.ndarray, rng: np.random.Generator, explore: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Play ``starts`` (placements not all home) until home.  Returns every visited
-    placement, the rolls it still took to get home, and the database index of the home
-    placement its trajectory reached."""
+    placement, the rolls it still took to get home, the database index of the home
+    placement its trajectory reached, and the rolls it still took to leave 19..24."""
     n = starts.shape[0]
     cur = starts.astype(np.int64).copy()
     seen: list[np.ndarray] = []
@@ -310,6 +334,7 @@ def _rollouts(
     step_of: list[np.ndarray] = []
     steps = np.zeros(n, dtype=np.int64)
     home_idx = np.full(n, -1, dtype=np.int64)
+    escaped = np.where(cur[:, 18:].sum(axis=1) == 0, 0, -1)
     active = np.arange(n)
     step = 0
     while active.size:
@@ -328,6 +353,8 @@ def _rollouts(
         local[wild] = (rng.random(int(wild.sum())) * counts[wild]).astype(np.int64)
         cur[active] = cand[offsets[:-1] + local]
         step += 1
+        out_now = active[(cur[active, 18:].sum(axis=1) == 0) & (escaped[active] < 0)]
+        escaped[out_now] = step
         home = cur[active, 6:].sum(axis=1) == 0
         done = active[home]
         steps[done] = step
@@ -335,8 +362,8 @@ def _rollouts(
         active = active[~home]
     placements = np.concatenate(seen)
     who = np.concatenate(traj)
-    left = steps[who] - np.concatenate(step_of)
-    return placements, left, home_idx[who]
+    at = np.concatenate(step_of)
+    return placements, steps[who] - at, home_idx[who], np.maximum(escaped[who] - at, 0)
 
 
 def _shifted(table: np.ndarray, idx: np.ndarray, shift: np.ndarray) -> np.ndarray:
@@ -351,27 +378,26 @@ def _shifted(table: np.ndarray, idx: np.ndarray, shift: np.ndarray) -> np.ndarra
 def _fit(
     net: RaceNet,
     x: np.ndarray,
-    t_rolls: np.ndarray,
-    t_first: np.ndarray,
-    w_first: np.ndarray,
+    targets: np.ndarray,
+    weights: np.ndarray,
     cfg: RaceConfig,
     opt: torch.optim.Optimizer,
     rng: np.random.Generator,
 ) -> float:
-    """Cross-entropy against the target distributions (the "first" head only where the
-    side has 15 checkers)."""
+    """Cross-entropy of each head against its ``(M, HEADS, BINS)`` targets, each sample
+    and head weighted by ``(M, HEADS)`` (0 where a head says nothing, e.g. "first off"
+    for a side that has borne one off already)."""
     net.train()
-    xs, tr, tf = torch.from_numpy(x), torch.from_numpy(t_rolls), torch.from_numpy(t_first)
-    wf = torch.from_numpy(w_first.astype(np.float32))
+    xs, ts = torch.from_numpy(x), torch.from_numpy(targets)
+    ws = torch.from_numpy(weights.astype(np.float32))
     total, steps = 0.0, 0
     for _ in range(cfg.epochs):
         order = torch.from_numpy(rng.permutation(x.shape[0]))
         for s in range(0, x.shape[0], cfg.batch):
             b = order[s : s + cfg.batch]
-            logp = net(xs[b])
-            loss_r = -(tr[b] * logp[:, 0]).sum(dim=1).mean()
-            loss_f = -((tf[b] * logp[:, 1]).sum(dim=1) * wf[b]).sum() / max(float(wf[b].sum()), 1.0)
-            loss = loss_r + loss_f
+            ce = -(ts[b] * net(xs[b])).sum(dim=2)  # (B, HEADS)
+            w = ws[b]
+            loss = ((ce * w).sum(dim=0) / w.sum(dim=0).clamp(min=1.0)).sum()
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
@@ -469,15 +495,27 @@ def train_race_net(
         pick = starts[
             rng.choice(starts.shape[0], min(cfg.starts_per_round, starts.shape[0]), False)
         ]
-        visited, left, idx = _rollouts(ev, pick, rng, cfg.explore)
-        extra = rng.choice(home.shape[0], visited.shape[0] // 4, replace=False)
+        visited, left, idx, esc = _rollouts(ev, pick, rng, cfg.explore)
+        n_home = min(home.shape[0], int(visited.shape[0] * cfg.home_share))
+        extra = rng.choice(home.shape[0], n_home, replace=False)
         x = np.concatenate([visited, home[extra]])
-        left = np.concatenate([left, np.zeros(extra.size, dtype=np.int64)])
+        zeros = np.zeros(extra.size, dtype=np.int64)
+        left = np.concatenate([left, zeros])
         idx = np.concatenate([idx, home_t[extra]])
-        t_rolls = _shifted(db.rolls, idx, left)
-        t_first = _shifted(db.first, idx, left)
-        w_first = x.sum(axis=1) == MAX_CHECKERS
-        loss = _fit(net, one_sided_inputs(x), t_rolls, t_first, w_first, cfg, opt, rng)
+        esc = np.concatenate([esc, zeros])
+        targets = np.zeros((x.shape[0], HEADS, BINS), dtype=np.float32)
+        targets[:, 0] = _shifted(db.rolls, idx, left)
+        targets[:, 1] = _shifted(db.first, idx, left)
+        targets[np.arange(x.shape[0]), 2, np.minimum(esc, BINS - 1)] = 1.0
+        weights = np.stack(
+            [
+                np.ones(x.shape[0]),
+                x.sum(axis=1) == MAX_CHECKERS,  # "first off" means something
+                x[:, 18:].sum(axis=1) > 0,  # a straggler in the other home board
+            ],
+            axis=1,
+        )
+        loss = _fit(net, one_sided_inputs(x), targets, weights, cfg, opt, rng)
         entry = {
             "round": rnd,
             "samples": int(x.shape[0]),

@@ -25,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=d.rounds)
     ap.add_argument("--starts", type=int, default=d.starts_per_round)
     ap.add_argument("--hidden", type=int, default=d.hidden)
+    ap.add_argument("--home-share", type=float, default=d.home_share)
     ap.add_argument("--epochs", type=int, default=d.epochs)
     ap.add_argument("--lr", type=float, default=d.lr)
     ap.add_argument("--seed", type=int, default=d.seed)
@@ -39,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         rounds=a.rounds,
         starts_per_round=a.starts,
         hidden=a.hidden,
+        home_share=a.home_share,
         epochs=a.epochs,
         lr=a.lr,
         seed=a.seed,

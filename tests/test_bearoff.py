@@ -214,3 +214,27 @@ def test_probabilities_are_consistent(db: BearoffDatabase) -> None:
     assert ((p >= 0) & (p <= 1)).all()
     assert (p[:, 1] <= p[:, 0] + 1e-6).all() and (p[:, 3] <= 1 - p[:, 0] + 1e-6).all()
     assert (p[:, 2] == 0).all() and (p[:, 4] == 0).all()  # no backgammon without contact
+
+
+def test_race_combination_by_hand() -> None:
+    """Point distributions: side A (just moved) finishes in 2 rolls, side B (to roll) in
+    5, B's first checker needs 3 and its straggler leaves A's home board in 3 or 2."""
+    from nard_rl.engine.bearoff import race_probabilities
+
+    def delta(k: int) -> np.ndarray:
+        d = np.zeros((1, 8))
+        d[0, k] = 1.0
+        return d
+
+    yes, no = np.array([True]), np.array([False])
+    p = race_probabilities(delta(2), delta(0), delta(5), delta(3), no, yes, delta(0), delta(3))
+    np.testing.assert_allclose(p[0], [1, 1, 1, 0, 0])
+    # B clears A's home board in 2 rolls, before A's second roll ends: a gammon only
+    p = race_probabilities(delta(2), delta(0), delta(5), delta(3), no, yes, delta(0), delta(2))
+    np.testing.assert_allclose(p[0], [1, 1, 0, 0, 0])
+    # B rolls first: B finishing in 2 beats A's 2; A with 15 and first-off 2 is gammoned
+    # (it only had one roll), and backgammoned while its straggler needs 2 rolls to leave
+    p = race_probabilities(delta(2), delta(2), delta(2), delta(0), yes, no, delta(2), None)
+    np.testing.assert_allclose(p[0], [0, 0, 0, 1, 1])
+    p = race_probabilities(delta(2), delta(1), delta(2), delta(0), yes, no, delta(1), None)
+    np.testing.assert_allclose(p[0], [0, 0, 0, 0, 0])

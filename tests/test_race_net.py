@@ -59,10 +59,11 @@ def test_home_sides_are_exact_whatever_the_net(untrained: RaceEvaluator) -> None
     race = np.array([board_of({1: 3, 5: 2}, {12: 4})], dtype=np.int8)
     assert classify(race)[0] == RACE
     mine, _ = side_placements(race)
-    rolls, first = untrained.distributions(mine)
+    rolls, first, escape = untrained.distributions(mine)
     i = bearoff_index(mine[:, :6])[0]
     np.testing.assert_allclose(rolls[0, : db.rolls.shape[1]], db.rolls[i], atol=1e-12)
     assert first[0, 0] == 1.0  # ten checkers are off already
+    assert escape[0, 0] == 1.0  # none in the other home board
     p = untrained.probabilities(race)
     assert ((p >= 0) & (p <= 1)).all() and p[0, 2] == 0 and p[0, 4] == 0
 
@@ -72,12 +73,13 @@ def test_rollouts_end_home_and_count_rolls(untrained: RaceEvaluator) -> None:
     rng = np.random.default_rng(4)
     for row in starts:
         np.add.at(row, rng.integers(6, 24, rng.integers(1, 16)), 1)
-    visited, left, idx = _rollouts(untrained, starts, rng, 0.1)
+    visited, left, idx, esc = _rollouts(untrained, starts, rng, 0.1)
     assert (visited[:, 6:].sum(axis=1) > 0).all()  # every visited placement is not home
     assert (left >= 1).all() and (idx >= 0).all()  # 0: home and off in one roll
     # a trajectory's first entry is its start; pips only ever go down along it
     np.testing.assert_array_equal(visited[:20], starts)
     assert left[:20].max() <= 60
+    assert (esc <= left).all() and (esc[visited[:, 18:].sum(axis=1) > 0] >= 1).all()
 
 
 def test_shifted_targets() -> None:

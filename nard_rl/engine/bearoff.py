@@ -270,14 +270,18 @@ def race_probabilities(
     first_b: np.ndarray,
     full_a: np.ndarray,
     full_b: np.ndarray,
+    escape_a: np.ndarray | None = None,
+    escape_b: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Cubeless ``(N, 5)`` probabilities of a race without contact from two independent
+    """Cubeless ``(N, 5)`` probabilities of a race without contact from independent
     one-sided roll distributions (``(N, L)`` each, index = rolls): side A just moved,
     side B is to roll; ``full_*`` says a side still has all 15 checkers (gammon chances).
 
     B rolls first, so the mover wins when ``A < B``; wins a gammon when B has 15 checkers
     and B's first checker needs more than ``A`` rolls; loses a gammon when A has 15 and
-    its first checker needs at least ``B`` rolls.  No backgammon is possible.
+    its first checker needs at least ``B`` rolls.  ``escape_*`` (rolls until no checker is
+    left in the other side's home board) give backgammons the same way (R25); without
+    them, as in a bear-off, none is possible.
     """
     gt_b = 1.0 - np.cumsum(rolls_b, axis=1)  # P(B > k)
     first_gt_b = 1.0 - np.cumsum(first_b, axis=1)  # P(F_B > k)
@@ -286,7 +290,16 @@ def race_probabilities(
     out[:, 0] = (rolls_a * gt_b).sum(axis=1)
     out[:, 1] = np.where(full_b, (rolls_a * first_gt_b).sum(axis=1), 0.0)
     out[:, 3] = np.where(full_a, (rolls_b * first_ge_a).sum(axis=1), 0.0)
-    return np.clip(out, 0.0, 1.0).astype(np.float32)
+    if escape_b is not None:
+        escape_gt_b = 1.0 - np.cumsum(escape_b, axis=1)
+        out[:, 2] = np.where(full_b, (rolls_a * escape_gt_b).sum(axis=1), 0.0)
+    if escape_a is not None:
+        escape_ge_a = 1.0 - np.cumsum(escape_a, axis=1) + escape_a
+        out[:, 4] = np.where(full_a, (rolls_b * escape_ge_a).sum(axis=1), 0.0)
+    out = np.clip(out, 0.0, 1.0)
+    out[:, 2] = np.minimum(out[:, 2], out[:, 1])  # a backgammon is also a gammon
+    out[:, 4] = np.minimum(out[:, 4], out[:, 3])
+    return out.astype(np.float32)
 
 
 _LOADED: dict[bool, BearoffDatabase] = {}
