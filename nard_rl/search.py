@@ -41,7 +41,7 @@ from functools import partial
 
 import numpy as np
 
-from nard_rl.engine.batch import segment_argmax
+from nard_rl.engine.batch import ROLL_WEIGHTS, ROLLS, segment_argmax
 from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.engine.movetext import format_steps
 from nard_rl.engine.position import flip_boards
@@ -67,11 +67,6 @@ Utility = Callable[[np.ndarray], np.ndarray]
 
 MAX_PLY = 3
 """Deepest search offered: 3-ply costs about 21 times 2-ply (seconds a decision on a CPU)."""
-
-ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int8)
-"""The 21 distinct rolls."""
-ROLL_WEIGHTS = np.where(ROLLS[:, 0] == ROLLS[:, 1], 1.0 / 36.0, 2.0 / 36.0)
-"""Chance of each of ``ROLLS``: 1/36 for a double, 2/36 for the others (sum 1)."""
 
 DEFAULT_CACHE_SIZE = 200_000
 DEFAULT_MAX_ROWS = 1 << 17

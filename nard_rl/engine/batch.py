@@ -41,6 +41,11 @@ from nard_rl.engine.rules import RuleSet, get_rules, result_points
 
 START = np.array(START_BOARD, dtype=np.int8)
 
+ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int8)
+"""The 21 distinct rolls (lower die first)."""
+ROLL_WEIGHTS = np.where(ROLLS[:, 0] == ROLLS[:, 1], 1.0 / 36.0, 2.0 / 36.0)
+"""Chance of each of ``ROLLS``: 1/36 for a double, 2/36 for the others (sum 1)."""
+
 
 @njit(cache=True)
 def _segment_argmax(values: np.ndarray, offsets: np.ndarray, out: np.ndarray) -> None:

@@ -46,6 +46,7 @@ from pathlib import Path
 import numpy as np
 from numba import njit
 
+from nard_rl.engine.batch import ROLL_WEIGHTS, ROLLS
 from nard_rl.engine.movegen import legal_afterstates_batch
 
 __all__ = [
@@ -64,9 +65,6 @@ MAX_ROLLS = 32
 """Length of the stored distributions; the build checks that no mass is lost beyond."""
 FORMAT_VERSION = 1
 
-# the 21 distinct rolls and their probabilities out of 36
-ROLLS = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int8)
-ROLL_WEIGHTS = np.array([1.0 if a == b else 2.0 for a, b in ROLLS], dtype=np.float64) / 36.0
 
 
 def _binomials(n_max: int, k_max: int) -> np.ndarray:
