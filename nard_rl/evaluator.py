@@ -204,7 +204,9 @@ def load_evaluator(
     """The evaluator a spec names.
 
     ``default``: the composite of the shipped contact net (the rule set's own when one is
-    shipped), the shipped race net and the rule set's bear-off database.  A checkpoint
+    shipped), the shipped race net when ``checkpoints/nard-race.pt`` exists (none is
+    shipped yet: the trained one still loses to the contact net in races, see the README)
+    and the rule set's bear-off database.  A checkpoint
     path: that net for contact and races, the bear-off database for no-contact bear-offs
     (exact knowledge only ever replaces a guess).
     """
