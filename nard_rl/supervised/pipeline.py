@@ -190,7 +190,8 @@ def run_pipeline(cfg: Any) -> Path:
     best = run / BEST
     if not best.exists():
         init = _init_path(conf["init"])
-        _copy_checkpoint(init, best, {"stage": "init", "from": str(init), "config": conf})
+        # the spec as given (``default`` or the user's path), not where it resolved to
+        _copy_checkpoint(init, best, {"stage": "init", "from": conf["init"], "config": conf})
         _log(f"generation 0: {init}")
     label_cfg = LabelConfig(**conf["label"])
     fit_cfg = FitConfig(**conf["fit"])
