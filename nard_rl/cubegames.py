@@ -18,7 +18,8 @@ Jacoby when the rule set has it (money), R33 (points capped at the match, no Jac
 (Crawford game without doubling, post-Crawford doubling).  Automatic doubles (R31) need
 a tied opening roll, which the opening dice here never give (R5 rolls again), so they
 never occur.  In matches the checker play is score-aware for players with outcome
-probabilities (``nard_rl.cubeful.score_aware_choice``); gnubg plays money-style checkers.
+probabilities (``nard_rl.cubeful.score_aware_choice``) and for gnubg (its own, given the
+cube and the score).
 """
 
 from __future__ import annotations
@@ -121,6 +122,17 @@ _GNUBG_OWNER = {"centered": -1, "mover": 1, "opponent": 0}
 """gnubg's cube owner codes with the side on roll as its player 1."""
 
 
+def gnubg_cube_specs(
+    cubes: Sequence[CubeState], matches: Sequence[MatchScore | None]
+) -> list[list[int]]:
+    """``GnubgPlayer`` cube rows: value, owner code, length, scores, Crawford."""
+    return [
+        [c.value, _GNUBG_OWNER[c.owner]]
+        + ([0, 0, 0, 0] if m is None else [m.length, m.score_me, m.score_opp, int(m.crawford)])
+        for c, m in zip(cubes, matches, strict=True)
+    ]
+
+
 class GnubgPolicy:
     """GNU Backgammon's own cubeful analysis at its ply (``GnubgPlayer.cube_equities``)."""
 
@@ -130,12 +142,7 @@ class GnubgPolicy:
     def _analyse(
         self, boards: np.ndarray, cubes: Sequence[CubeState], matches: Sequence[MatchScore | None]
     ) -> np.ndarray:
-        specs = [
-            [c.value, _GNUBG_OWNER[c.owner]]
-            + ([0, 0, 0, 0] if m is None else [m.length, m.score_me, m.score_opp, int(m.crawford)])
-            for c, m in zip(cubes, matches, strict=True)
-        ]
-        return np.asarray(self.gnubg.cube_equities(boards, specs))
+        return np.asarray(self.gnubg.cube_equities(boards, gnubg_cube_specs(cubes, matches)))
 
     def double_batch(
         self, boards: np.ndarray, cubes: Sequence[CubeState], matches: Sequence[MatchScore | None]
@@ -420,6 +427,12 @@ def _play_block(
             player = bots[side].player
             if money:
                 picks = np.asarray(player.choose_batch(boards[g_side], d_side, afters, offsets))
+            elif isinstance(bots[side].cube, GnubgPolicy):  # gnubg plays for the score itself
+                views = [view(int(g), side) for g in g_side]
+                specs = gnubg_cube_specs([v[0] for v in views], [v[1] for v in views])
+                picks = player.choose_batch(  # type: ignore[call-arg]
+                    boards[g_side], d_side, afters, offsets, cubes=specs
+                )
             else:
                 utilities = [score_utility(rules, *view(int(g), side)) for g in g_side]
                 picks = score_aware_choice(

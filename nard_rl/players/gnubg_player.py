@@ -228,19 +228,22 @@ class GnubgPlayer(Player):
             self.close()
 
     # choosing --------------------------------------------------------------------------
-    def best_steps(self, boards: np.ndarray, dice: np.ndarray) -> list[list[int]]:
-        """gnubg's chosen play for each position, as its raw per-die steps."""
+    def best_steps(
+        self, boards: np.ndarray, dice: np.ndarray, cubes: list[list[int]] | None = None
+    ) -> list[list[int]]:
+        """gnubg's chosen play for each position, as its raw per-die steps; ``cubes``
+        (rows as in ``cube_equities``) plays each for that cube and match score."""
         if len(boards) == 0:
             return []
-        answer = self._ask(
-            {
-                "op": "best",
-                "plies": self.ply,
-                "boards": np.asarray(boards).tolist(),
-                "dice": np.asarray(dice).tolist(),
-            }
-        )
-        return answer["moves"]
+        request: dict[str, Any] = {
+            "op": "best",
+            "plies": self.ply,
+            "boards": np.asarray(boards).tolist(),
+            "dice": np.asarray(dice).tolist(),
+        }
+        if cubes is not None:
+            request["cubes"] = [[int(v) for v in c] for c in cubes]
+        return self._ask(request)["moves"]
 
     def evaluate(self, boards: np.ndarray) -> np.ndarray:
         """gnubg's cubeless equity for the side on roll of each board, at this ply."""
@@ -274,7 +277,9 @@ class GnubgPlayer(Player):
         dice: np.ndarray,
         afterstates: np.ndarray,
         offsets: np.ndarray,
+        cubes: list[list[int]] | None = None,
     ) -> np.ndarray:
+        """gnubg's choices mapped to our afterstates; ``cubes`` as in ``best_steps``."""
         boards = np.asarray(boards, dtype=np.int8).reshape(-1, 26)
         dice = np.asarray(dice, dtype=np.int8).reshape(-1, 2)
         afters = np.asarray(afterstates, dtype=np.int8).reshape(-1, 26)
@@ -292,7 +297,9 @@ class GnubgPlayer(Player):
                     picks[i] = finishing[0]
                 else:
                     ask.append(i)
-        steps = self.best_steps(boards[ask], dice[ask])
+        steps = self.best_steps(
+            boards[ask], dice[ask], None if cubes is None else [cubes[i] for i in ask]
+        )
         for i, mv in zip(ask, steps, strict=True):
             chosen = apply_steps(boards[i], mv)
             plays = afters[offsets[i] : offsets[i + 1]]

@@ -8,7 +8,8 @@ Boards arrive in the JSON board format (26 ints, the side on roll positive).  Re
 
 * ``{"op": "best", "plies": N, "boards": [...], "dice": [[d1, d2], ...]}`` ->
   ``{"moves": [[from, to, ...8 ints], ...]}``: gnubg's chosen play per position, as
-  per-die steps in the mover's numbering (25 = bar, 0 = off; unused pairs are 0, 0).
+  per-die steps in the mover's numbering (25 = bar, 0 = off; unused pairs are 0, 0);
+  an optional ``"cubes"`` list (the ``cube`` op's rows) plays each for its cube and score.
 * ``{"op": "evaluate", "plies": N, "boards": [...]}`` -> ``{"equities": [...]}``:
   cubeless money equity for the side on roll of each board.
 * ``{"op": "cube", "plies": N, "boards": [...], "cubes": [[value, owner, length,
@@ -40,15 +41,24 @@ def _context(plies: int) -> dict[str, Any]:
     return {"cubeful": 0, "plies": int(plies), "deterministic": 1, "noise": 0.0}
 
 
+def _cube_info(gnubg: Any, spec: list[int]) -> Any:
+    """gnubg's cube info for ``[value, owner, length, score_me, score_opp, crawford]``."""
+    value, owner, length, me, opp, crawford = (int(v) for v in spec)
+    # the side on roll is gnubg's player 1: scores are listed (player 0, player 1)
+    return gnubg.cubeinfo(value, owner, 1, length, (opp, me), crawford, 0)
+
+
 def _handle(gnubg: Any, request: dict[str, Any]) -> dict[str, Any]:
     op = request.get("op")
     cube = gnubg.cubeinfo()
     if op == "best":
         context = _context(request["plies"])
+        specs = request.get("cubes") or [None] * len(request["boards"])
         moves = []
-        for board, (d1, d2) in zip(request["boards"], request["dice"], strict=True):
+        for board, (d1, d2), spec in zip(request["boards"], request["dice"], specs, strict=True):
             gnubg.command(f"set dice {int(d1)} {int(d2)}")
-            moves.append(list(gnubg.findbestmove(to_gnubg_board(board), cube, context)))
+            info = cube if spec is None else _cube_info(gnubg, spec)
+            moves.append(list(gnubg.findbestmove(to_gnubg_board(board), info, context)))
         return {"moves": moves}
     if op == "evaluate":
         context = _context(request["plies"])
@@ -62,9 +72,7 @@ def _handle(gnubg: Any, request: dict[str, Any]) -> dict[str, Any]:
         context = dict(_context(request["plies"]), cubeful=1)
         out = []
         for board, spec in zip(request["boards"], request["cubes"], strict=True):
-            value, owner, length, me, opp, crawford = (int(v) for v in spec)
-            # the side on roll is gnubg's player 1: scores are listed (player 0, player 1)
-            info = gnubg.cubeinfo(value, owner, 1, length, (opp, me), crawford, 0)
+            info = _cube_info(gnubg, spec)
             analysis = gnubg.cfevaluate(to_gnubg_board(board), info, context)
             out.append([float(v) for v in analysis[:4]])
         return {"cube": out}
