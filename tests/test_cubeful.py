@@ -107,6 +107,15 @@ def test_gnubg_cube_policy_answers_from_the_doublers_side() -> None:
         # post-Crawford the 3-away trailer doubles at once, whatever the position
         post = MatchScore(5, 2, 4)
         assert policy.double_batch(start, [CubeState()], [post]).tolist() == [True]
+        # gnubg's checker play given a cube and a match score picks one of our plays
+        from nard_rl.cubegames import gnubg_cube_specs
+        from nard_rl.engine.movegen import legal_afterstates_batch
+
+        dice = np.array([[6, 4]], dtype=np.int8)
+        afters, offsets = legal_afterstates_batch(start, dice)
+        specs = gnubg_cube_specs([CubeState()], [post])
+        pick = g.choose_batch(start, dice, afters, offsets, cubes=specs)
+        assert 0 <= int(pick[0]) < int(offsets[1])
 
 
 def test_nard_evaluate_cube_and_match_flags(capsys: pytest.CaptureFixture[str]) -> None:
