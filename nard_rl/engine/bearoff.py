@@ -66,7 +66,6 @@ MAX_ROLLS = 32
 FORMAT_VERSION = 1
 
 
-
 def _binomials(n_max: int, k_max: int) -> np.ndarray:
     table = np.zeros((n_max + 1, k_max + 1), dtype=np.int64)
     for n in range(n_max + 1):
