@@ -121,3 +121,29 @@ def test_tiny_run_and_resume(tmp_path: Path) -> None:
 def test_config_is_checked() -> None:
     with pytest.raises(ValueError, match="rounds"):
         RaceConfig(rounds=0)
+
+
+def test_train_race_script(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    args = ["--out", str(tmp_path / "r.pt"), "--games", "6", "--rounds", "1", "--starts", "30"]
+    out = subprocess.run(
+        [sys.executable, str(root / "scripts" / "train_race.py"), *args, "--hidden", "8"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=root,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "round 1:" in out.stdout
+    assert load_race_net(tmp_path / "r.pt").step == 1
+    bad = subprocess.run(
+        [sys.executable, str(root / "scripts" / "train_race.py"), *args, "--rounds", "0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=root,
+    )
+    assert bad.returncode != 0 and "--rounds must be at least 1" in bad.stderr
