@@ -211,20 +211,37 @@ def make_cube_bot(
     if spec.strip().startswith("gnubg"):
         return CubeBot(name, player, GnubgPolicy(player))
     if is_checkpoint_spec(spec):
-        from nard_rl.evaluator import load_evaluator
-
-        base = spec.strip()
-        if ":" in base:
-            base = base.rpartition(":")[0]
-        advisor = CubeAdvisor(
-            load_evaluator(base, rules=r),
-            ply=cube_ply,
-            rules=r,
-            efficiency=efficiency,
-            refine_margin=refine,
-        )
-        return CubeBot(name, player, AdvisorPolicy(advisor))
+        policy = cube_policy(spec, rules=r, cube_ply=cube_ply, efficiency=efficiency, refine=refine)
+        return CubeBot(name, player, policy)
     return CubeBot(name, player, FixedPolicy())
+
+
+def cube_policy(
+    spec: str,
+    *,
+    rules: RuleSet | str = "standard",
+    cube_ply: int = 1,
+    efficiency: Callable[[Any], float] | None = None,
+    refine: float = DEFAULT_REFINE_MARGIN,
+) -> AdvisorPolicy:
+    """The ``CubeAdvisor`` policy of a network spec (``default``, ``x.pt``; a ``:PLY``
+    suffix, the checker-play depth, is ignored)."""
+    from nard_rl.evaluator import load_evaluator
+
+    base = spec.strip()
+    if ":" in base:
+        base = base.rpartition(":")[0]
+    if not is_checkpoint_spec(base):
+        raise ValueError(f"cube decisions need a network ('default' or a .pt), got {spec!r}")
+    r = get_rules(rules)
+    advisor = CubeAdvisor(
+        load_evaluator(base, rules=r),
+        ply=cube_ply,
+        rules=r,
+        efficiency=efficiency,
+        refine_margin=refine,
+    )
+    return AdvisorPolicy(advisor)
 
 
 @dataclass

@@ -130,6 +130,13 @@ def test_nard_evaluate_cube_and_match_flags(capsys: pytest.CaptureFixture[str]) 
     assert main(argv) == 0
     match = json.loads(capsys.readouterr().out)
     assert match["kind"] == "match" and match["match_length"] == 3 and 0 <= match["mean"] <= 1
+    # the same checker player with a net's cube decisions: only A ever doubles
+    argv = ["pubeval", "pubeval", "--cube", "--cube-by-a", "default", "--games", "4"]
+    assert main([*argv, "--json", "--no-progress"]) == 0
+    mixed = json.loads(capsys.readouterr().out)
+    assert mixed["doubles"] > 0 and "cube: default" in mixed["player_a"]
+    assert main(["pubeval", "pubeval", "--cube", "--cube-by-b", "pubeval", "--games", "4"]) == 2
+    assert "network" in capsys.readouterr().err
     assert main(["pubeval", "--cube", "--games", "4"]) == 2
     assert "two players" in capsys.readouterr().err
     assert main(["pubeval", "random", "--match", "3", "--rules", "mars", "--games", "4"]) == 2

@@ -118,6 +118,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="L",
         help="play --games matches to L points with the cube: match win rate of A",
     )
+    for side in ("a", "b"):
+        cube.add_argument(
+            f"--cube-by-{side}",
+            metavar="NET",
+            help=f"player {side.upper()}'s cube decisions by this net ('default' or a "
+            f"checkpoint) instead of its own, e.g. to compare cube models behind the same "
+            f"checker play",
+        )
     cube.add_argument(
         "--cube-ply",
         type=int,
@@ -358,7 +366,7 @@ def run_single(args: argparse.Namespace, rules: RuleSet) -> int:
 
 def run_cubeful(args: argparse.Namespace, rules: RuleSet) -> int:
     """``--cube`` / ``--match L``: ``nard_rl.cubegames.play_cubeful`` between A and B."""
-    from nard_rl.cubegames import make_cube_bot, play_cubeful
+    from nard_rl.cubegames import cube_policy, make_cube_bot, play_cubeful
 
     if args.round_robin is not None or len(args.players) != 2:
         raise UsageError("--cube and --match take exactly two players A B (no --round-robin)")
@@ -370,6 +378,10 @@ def run_cubeful(args: argparse.Namespace, rules: RuleSet) -> int:
             make_cube_bot(spec, rules=rules, cube_ply=args.cube_ply, seed=args.seed + k)
             for k, spec in enumerate((spec_a, spec_b))
         ]
+        for bot, net in zip(bots, (args.cube_by_a, args.cube_by_b), strict=True):
+            if net:
+                bot.cube = cube_policy(net, rules=rules, cube_ply=args.cube_ply)
+                bot.name = f"{bot.name} (cube: {net})"
     except SETUP_ERRORS as exc:
         raise UsageError(str(exc)) from exc
     try:
