@@ -258,6 +258,7 @@ class GameBatch:
         self.over = np.zeros(self.n, dtype=np.bool_)
         self.afters = np.empty((0, BOARD_SIZE), dtype=np.int8)
         self.offsets = np.zeros(self.n + 1, dtype=np.int64)
+        self._lanes = np.arange(self.n)
 
     # -- public -------------------------------------------------------------------------
     @property
@@ -302,12 +303,14 @@ class GameBatch:
         actions = np.asarray(actions, dtype=np.int64).reshape(-1)
         if actions.shape[0] != self.n:
             raise ValueError(f"expected {self.n} actions, got {actions.shape[0]}")
-        live = ~self.over
-        if not live.any():
+        all_live = self.autoreset or not self.over.any()
+        if not all_live and self.over.all():
             raise RuntimeError("every game is over: reset before stepping (autoreset is off)")
         counts = self.counts
         outcome = self._new_outcome()
-        bad = live & ((actions < 0) | (actions >= counts))
+        bad = (actions < 0) | (actions >= counts)
+        if not all_live:
+            bad &= ~self.over
         if bad.any():
             if self.invalid_action == "raise":
                 i = int(np.flatnonzero(bad)[0])
@@ -318,7 +321,7 @@ class GameBatch:
                 )
             actions = np.where(bad, actions % np.maximum(counts, 1), actions)
             outcome.wrapped[:] = bad
-        lanes = np.flatnonzero(live) if not live.all() else np.arange(self.n)
+        lanes = self._lanes if all_live else np.flatnonzero(~self.over)
         rows = self.offsets[lanes] + actions[lanes]
         self._apply(lanes, self.afters[rows], outcome)
         self._settle(lanes[~self.over[lanes]], outcome)
@@ -337,21 +340,26 @@ class GameBatch:
             wrapped=np.zeros(n, dtype=np.bool_),
         )
 
-    def _roll(self, lanes: np.ndarray) -> None:
-        """Dice for ``lanes`` at their current turn (turn 0: the opening roll, R5)."""
+    def _roll(self, lanes: np.ndarray, *, opening: bool | None = None) -> None:
+        """Dice for ``lanes`` at their current turn (turn 0: the opening roll, R5).
+        ``opening`` True/False says all or none of them are at turn 0 (saves a look)."""
         if self.dice_fn is not None:
             self.dice[lanes] = self.dice_fn(lanes, self.turn[lanes])
             return
         assert self.rng is not None
-        opening = self.turn[lanes] == 0
-        self.dice[lanes] = roll_dice(self.rng, lanes.shape[0], opening if opening.any() else None)
+        if opening is None:
+            first = self.turn[lanes] == 0
+            mask = first if first.any() else None
+        else:
+            mask = np.ones(lanes.shape[0], dtype=np.bool_) if opening else None
+        self.dice[lanes] = roll_dice(self.rng, lanes.shape[0], mask)
 
     def _start(self, lanes: np.ndarray, seat: np.ndarray | int | None = None) -> None:
         """The opening (R4, R5): start position, a non-double roll, a random first seat
         unless ``seat`` gives it."""
         self.boards[lanes] = START
         self.turn[lanes] = 0
-        self._roll(lanes)
+        self._roll(lanes, opening=True)
         if seat is not None:
             self.seat[lanes] = np.asarray(seat, dtype=np.int8)
         elif self.rng is not None:
@@ -372,7 +380,7 @@ class GameBatch:
             outcome.points[fin] = result_points(self.rules, gammon[done], backgammon[done])
         cont = lanes[~done] if fin.size else lanes
         self.seat[cont] ^= 1
-        self._roll(cont)
+        self._roll(cont, opening=False)
         if fin.size:
             if self.autoreset:
                 self._start(fin)
@@ -393,7 +401,7 @@ class GameBatch:
         self.boards[lanes] = flip_boards(self.boards[lanes])
         self.seat[lanes] ^= 1
         self.turn[lanes] += 1
-        self._roll(lanes)
+        self._roll(lanes, opening=False)
 
     def _settle(self, lanes: np.ndarray, outcome: StepOutcome) -> None:
         """Generate plays for ``lanes`` until each waits on the caller with a candidate."""
