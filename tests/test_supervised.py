@@ -128,6 +128,10 @@ def test_label_shard_splits_work_and_skips_finished_shards(tmp_path: Path) -> No
             np.testing.assert_array_equal(x[key], y[key])
     with pytest.raises(ValueError, match="0 <= k < num"):
         label_shard(ev, tmp_path / "c", SMALL, k=2, num=2)
+    with pytest.raises(ValueError, match="shards=0"):
+        LabelConfig(shards=0)
+    with pytest.raises(ValueError, match="ply or rollout"):
+        LabelConfig(method="guess")
 
 
 def test_killed_labelling_resumes_with_identical_shards(tmp_path: Path) -> None:

@@ -79,6 +79,25 @@ class LabelConfig:
     rollout_horizon: int = 8
     """Plies of each truncated rollout before the evaluator judges the position."""
 
+    def __post_init__(self) -> None:
+        positive = ("shards", "decisions_per_shard", "top_k", "parallel_games", "chunk")
+        bad = [f"{k}={getattr(self, k)}" for k in positive if getattr(self, k) < 1]
+        bad += [
+            f"{k}={getattr(self, k)}"
+            for k in ("sample", "explore")
+            if not 0 <= getattr(self, k) <= 1
+        ]
+        if self.sample == 0:
+            bad.append("sample=0 (nothing would be kept)")
+        if self.window < 0 or self.noise < 0 or self.ply < 0 or self.min_plays < 1:
+            bad.append("window, noise and ply must be >= 0 and min_plays >= 1")
+        if self.method not in ("ply", "rollout"):
+            bad.append(f"method={self.method!r} (ply or rollout)")
+        if self.rollout_trials < 1 or self.rollout_horizon < 0:
+            bad.append("rollout_trials must be >= 1 and rollout_horizon >= 0")
+        if bad:
+            raise ValueError(f"bad label settings: {', '.join(bad)}")
+
 
 # ---------------------------------------------------------------------------------------
 # labels
