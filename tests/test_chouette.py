@@ -222,6 +222,53 @@ def test_r37_captain_who_passes_hands_the_checkers_to_the_first_taker() -> None:
     assert game.next_order() == (2, [3, 1, 0])
 
 
+class ScriptedSeat:
+    """Doubles as soon as its side may (``side`` says whose doubles happen), agrees to
+    team doubles, passes every double, plays the first legal play."""
+
+    def __init__(self, script: dict[str, str]) -> None:
+        self.script = script
+
+    def choose_play(self, game: ChouetteGame, p: int) -> tuple[int, ...]:
+        return _only_play(game)
+
+    def wants_double(self, game: ChouetteGame, p: int) -> bool:
+        return (p == game.box) == (self.script["side"] == "box")
+
+    def agrees_double(self, game: ChouetteGame, p: int) -> bool:
+        return True
+
+    def takes(self, game: ChouetteGame, p: int) -> bool:
+        return False
+
+
+def test_r36_rotation_game_by_game() -> None:
+    script = {"side": "box"}
+    session = Chouette(4)
+    session.roll_off([6, 5, 4, 3])
+    seats = [ScriptedSeat(script) for _ in range(4)]
+    orders, winners, settlements = [], [], []
+    for side in ("box", "team", "box", "team"):
+        script["side"] = side  # whose double the others pass: that side wins
+        game = drive(session.new_game(), seats)
+        orders.append((game.box, list(game.team)))
+        winners.append(game.winner)
+        settlements.append(game.settlement)
+    assert winners == ["box", "team", "box", "team"]
+    assert orders == [
+        (0, [1, 2, 3]),  # the roll-off: P1 box, P2 captain
+        (0, [2, 3, 1]),  # the team lost: the captain goes to the back, the box stays
+        (2, [3, 1, 0]),  # the team won: the captain becomes the box, the box goes back
+        (2, [1, 0, 3]),  # the team lost again
+    ]
+    assert settlements == [  # every double passed: one point between the box and each member
+        {0: 3, 1: -1, 2: -1, 3: -1},
+        {0: -3, 1: 1, 2: 1, 3: 1},
+        {0: -1, 1: -1, 2: 3, 3: -1},
+        {0: 1, 1: 1, 2: -3, 3: 1},
+    ]
+
+
 def test_doubling_is_refused_with_reasons() -> None:
     game = _game(START_BOARD)
     assert game.double_refusal(1) == "the box (P1) is on roll"
