@@ -11,6 +11,13 @@ A student can start from the previous generation even when its shape differs
 encoding that extends the teacher's (its first inputs are the teacher's) gets zero
 weights on the new inputs, so the student starts as exactly the teacher's function and
 training only has to learn what the new capacity adds.
+
+Under ``torchrun`` the fit is data-parallel (``DistContext``): every rank draws the same
+epoch permutation from the shared seed and takes its contiguous part of each mini-batch
+(``shard_bounds``), so ``batch`` stays the global batch and N ranks make the updates one
+process would make, up to float rounding; the gradients are averaged with the trainer's
+weighted all-reduce.  Each rank scores its part of the held-out rows and the sums are
+all-reduced, so every rank sees the same held-out loss and stops at the same step.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import numpy as np
 import torch
 from tqdm import tqdm
 
+from nard_rl.distributed import DistContext, shard_bounds
 from nard_rl.encoding import get_encoding
 from nard_rl.engine.rules import cubeless_equity
 from nard_rl.network import EquityNet, NetSpec
@@ -160,12 +168,19 @@ def fit(
     device: str | torch.device = "cpu",
     seed: int = 0,
     progress: bool = False,
+    ctx: DistContext | None = None,
 ) -> tuple[EquityNet, FitResult]:
-    """Train ``net`` (in place, returned at its best held-out state) on ``rows``."""
+    """Train ``net`` (in place, returned at its best held-out state) on ``rows``.
+
+    With ``ctx`` of several ranks every rank calls this with the same rows, config and
+    seed (see the module doc); the returned net and result are the same on all ranks.
+    ``ctx``'s device then replaces ``device``.
+    """
     if cfg.lr <= 0 or cfg.batch < 1 or cfg.max_epochs < 1 or cfg.patience < 1:
         raise ValueError(f"bad fit settings: {cfg}")
     t0 = time.perf_counter()
-    dev = torch.device(device)
+    ctx = ctx if ctx is not None else DistContext()
+    dev = ctx.device if ctx.enabled else torch.device(device)
     enc = get_encoding(spec.encoding)
     held = heldout_mask(rows["decision"], rows["generation"], cfg.holdout)
     x = torch.from_numpy(enc.encode(rows["boards"]))
@@ -175,23 +190,32 @@ def fit(
     ho = torch.from_numpy(np.flatnonzero(held))
     if tr.numel() == 0 or ho.numel() == 0:
         raise ValueError(f"need rows on both sides of the split: {tr.numel()} / {ho.numel()}")
-    x_ho, y_ho, w_ho = x[ho].to(dev), y[ho].to(dev), w[ho].to(dev)
+    if ctx.enabled:  # this rank scores its part of the held-out rows
+        a, b = shard_bounds(ho.numel(), ctx.world_size)[ctx.rank]
+        ho_mine = ho[a:b]
+    else:
+        ho_mine = ho
+    x_ho, y_ho, w_ho = x[ho_mine].to(dev), y[ho_mine].to(dev), w[ho_mine].to(dev)
     net = net.to(dev)
+    ctx.broadcast_module(net)  # every rank starts from rank 0's weights
     opt = torch.optim.Adam(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     gen = torch.Generator().manual_seed(seed)
 
     def heldout() -> tuple[float, float]:
         net.eval()
         with torch.no_grad():
-            p = torch.cat([net(x_ho[i : i + 65536]) for i in range(0, x_ho.shape[0], 65536)])
-            loss = float((_loss(p, y_ho, cfg.loss) * w_ho).sum() / w_ho.sum())
-            rmse = float(
-                ((cubeless_equity(p, spec.rules) - cubeless_equity(y_ho, spec.rules)) ** 2)
-                .mean()
-                .sqrt()
-            )
+            n_ho = max(1, x_ho.shape[0])  # a rank may hold no held-out rows
+            p = torch.cat([net(x_ho[i : i + 65536]) for i in range(0, n_ho, 65536)])
+            lw = _loss(p, y_ho, cfg.loss) * w_ho
+            se = (cubeless_equity(p, spec.rules) - cubeless_equity(y_ho, spec.rules)) ** 2
         net.train()
-        return loss, rmse
+        if not ctx.enabled:
+            return float(lw.sum() / w_ho.sum()), float(se.mean().sqrt())
+        # the same sums on every rank (float64), hence the same stop decision
+        ls, ws, ss, n = ctx.all_sum(
+            [float(lw.sum()), float(w_ho.sum()), float(se.sum()), se.numel()]
+        )
+        return ls / ws, math.sqrt(ss / n)
 
     first, best_rmse = heldout()
     best = first
@@ -201,17 +225,23 @@ def fit(
     bad = 0
     step = 0
     bar = tqdm(
-        total=cfg.max_epochs * steps_per_epoch, unit="step", desc="fit", disable=not progress
+        total=cfg.max_epochs * steps_per_epoch,
+        unit="step",
+        desc="fit",
+        disable=not (progress and ctx.is_main),
     )
     stop = False
     for _ in range(cfg.max_epochs):
         perm = tr[torch.randperm(tr.numel(), generator=gen)]
         for lo in range(0, perm.numel(), cfg.batch):
             idx = perm[lo : lo + cfg.batch]
-            xb, yb, wb = x[idx].to(dev), y[idx].to(dev), w[idx].to(dev)
-            loss = (_loss(net(xb), yb, cfg.loss) * wb).sum() / wb.sum()
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
+            if ctx.enabled:
+                _distributed_backward(net, x, y, w, idx, cfg.loss, dev, ctx)
+            else:
+                xb, yb, wb = x[idx].to(dev), y[idx].to(dev), w[idx].to(dev)
+                loss = (_loss(net(xb), yb, cfg.loss) * wb).sum() / wb.sum()
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
             opt.step()
             step += 1
             bar.update(1)
@@ -241,3 +271,30 @@ def fit(
         heldout_equity_rmse=best_rmse,
         seconds=time.perf_counter() - t0,
     )
+
+
+def _distributed_backward(
+    net: EquityNet,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    w: torch.Tensor,
+    idx: torch.Tensor,
+    kind: str,
+    dev: torch.device,
+    ctx: DistContext,
+) -> None:
+    """Leave on every rank the gradient of the whole mini-batch ``idx``'s weighted loss.
+
+    This rank backpropagates its part's share of that loss, scaled by ``n / n_r`` (batch
+    rows over its rows) because ``sync_gradients`` averages with the row counts as
+    weights: ``sum_r n_r * (n / n_r) * g_r / n`` is the sum of the parts' gradients.  A
+    rank with no rows in this batch still joins the all-reduce, with weight 0.
+    """
+    lo, hi = shard_bounds(idx.numel(), ctx.world_size)[ctx.rank]
+    mine = idx[lo:hi]
+    net.zero_grad(set_to_none=True)
+    if mine.numel():
+        xb, yb, wb = x[mine].to(dev), y[mine].to(dev), w[mine].to(dev)
+        scale = idx.numel() / (mine.numel() * float(w[idx].sum()))
+        ((_loss(net(xb), yb, kind) * wb).sum() * scale).backward()
+    ctx.sync_gradients(net, int(mine.numel()))

@@ -13,7 +13,9 @@ On-disk layout of a run (``<out_dir>/<name>/``), which is also its resume state:
 Every stage skips what is already on disk, so a killed run is resumed by running the
 same command again.  ``stage=label shard=k num_shards=K`` only labels shard k of K of the
 current generation (for several processes or ranks); ``stage=fit`` and ``stage=gate``
-then finish it.  Each stage appends an entry to the checkpoint's ``extra.history`` (the
+then finish it.  Under ``torchrun``, ``stage=label`` gives each rank its shards and
+``stage=fit`` fits data-parallel on all ranks (rank 0 writes the candidate); the gate
+runs in one process.  Each stage appends an entry to the checkpoint's ``extra.history`` (the
 same list TD training keeps its run configs in), so a shipped net tells how it was made.
 """
 
@@ -31,7 +33,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from nard_rl.distributed import torchrun_env
+from nard_rl.distributed import DistContext, init_distributed, torchrun_env, weights_digest
 from nard_rl.evaluator import load_evaluator
 from nard_rl.network import NetSpec, load_network, resolve_device, save_checkpoint
 from nard_rl.supervised.fit import FitConfig, fit, grow_net, load_rows
@@ -173,16 +175,28 @@ def run_pipeline(cfg: Any) -> Path:
     if conf["stage"] not in STAGES:
         raise ValueError(f"stage must be one of {STAGES}, got {conf['stage']!r}")
     rank, world, _, _ = torchrun_env()
+    ctx: DistContext | None = None
     if world > 1:
-        # under torchrun each rank labels shards i % WORLD_SIZE == RANK; shards are files
-        # and pure functions of (seed, generation, i), so no process group is needed and
-        # the labels equal one process's
-        if conf["stage"] != "label":
+        if conf["stage"] not in ("label", "fit"):
             raise ValueError(
-                "under torchrun only stage=label is shared between ranks; run stage=fit "
-                "and stage=gate in one process afterwards"
+                "under torchrun only stage=label and stage=fit are shared between ranks; "
+                "run stage=gate in one process afterwards"
             )
-        conf = {**conf, "shard": rank, "num_shards": world}
+        if conf["stage"] == "label":
+            # each rank labels shards i % WORLD_SIZE == RANK; shards are files and pure
+            # functions of (seed, generation, i), so no process group is needed and the
+            # labels equal one process's
+            conf = {**conf, "shard": rank, "num_shards": world}
+        else:
+            ctx = init_distributed(conf["device"])  # data-parallel fit
+    try:
+        return _run_stages(conf, ctx)
+    finally:
+        if ctx is not None:
+            ctx.close()
+
+
+def _run_stages(conf: dict[str, Any], ctx: DistContext | None) -> Path:
     if conf["threads"]:
         torch.set_num_threads(int(conf["threads"]))
     run = Path(conf["out_dir"]) / conf["name"]
@@ -222,7 +236,7 @@ def run_pipeline(cfg: Any) -> Path:
             )
         cand = gdir / CANDIDATE
         if conf["stage"] in ("all", "fit") and not cand.exists():
-            _fit_generation(run, g, best, cand, conf, fit_cfg, label_cfg)
+            _fit_generation(run, g, best, cand, conf, fit_cfg, label_cfg, ctx)
             if conf["stage"] == "fit":
                 return cand
         if conf["stage"] in ("all", "gate"):
@@ -255,7 +269,12 @@ def _fit_generation(
     conf: dict[str, Any],
     fit_cfg: FitConfig,
     label_cfg: LabelConfig,
+    ctx: DistContext | None = None,
 ) -> None:
+    """Fit generation ``g``'s candidate: in this process, or on every rank of ``ctx``
+    (each rank loads the rows and takes its part of each batch; rank 0 writes)."""
+    if ctx is None:
+        ctx = DistContext(device=resolve_device(conf["device"]))
     teacher_net, teacher_spec, ckpt = load_network(best)
     spec = _student_spec(teacher_spec, conf["student"])
     seed = int(conf["seed"]) * 1000 + g
@@ -269,17 +288,23 @@ def _fit_generation(
     first = max(1, g - fit_cfg.data_generations + 1)
     folders = [generation_dir(run, h) / "shards" for h in range(first, g + 1)]
     rows = load_rows(folders)
-    _log(f"generation {g}: fitting {spec.hidden} {spec.encoding} on {len(rows['boards']):,} rows")
+    log = _log if ctx.is_main else lambda msg: None
+    ranks = f" on {ctx.world_size} ranks" if ctx.enabled else ""
+    log(
+        f"generation {g}: fitting {spec.hidden} {spec.encoding} on "
+        f"{len(rows['boards']):,} rows{ranks}"
+    )
     net, result = fit(
         net,
         spec,
         rows,
         fit_cfg,
-        device=resolve_device(conf["device"]),
+        device=ctx.device,
         seed=seed,
         progress=_bars(conf),
+        ctx=ctx,
     )
-    _log(
+    log(
         f"generation {g}: held-out loss {result.initial_heldout_loss:.5f} -> "
         f"{result.best_heldout_loss:.5f} (equity rmse {result.heldout_equity_rmse:.4f}) "
         f"after {result.epochs:.1f} epochs, {result.seconds:.0f} s"
@@ -297,17 +322,27 @@ def _fit_generation(
             "data_generations": [str(f) for f in folders],
             "config": meta["label"],
         },
-        {"stage": "fit", "generation": g, "result": result.to_dict(), "config": asdict(fit_cfg)},
+        {
+            "stage": "fit",
+            "generation": g,
+            "world_size": ctx.world_size,
+            "result": result.to_dict(),
+            "config": asdict(fit_cfg),
+        },
     ]
-    save_checkpoint(
-        cand,
-        net,
-        spec,
-        games=int(ckpt["games"]),
-        step=int(ckpt["step"]) + result.steps,
-        config=conf,
-        extra={"history": history, "generation": g},
-    )
+    # a collective: every rank's digest, all equal unless the ranks drifted apart
+    distributed = {**ctx.metadata(), "weights_digests": ctx.gather_objects(weights_digest(net))}
+    if ctx.is_main:
+        save_checkpoint(
+            cand,
+            net,
+            spec,
+            games=int(ckpt["games"]),
+            step=int(ckpt["step"]) + result.steps,
+            config=conf,
+            extra={"history": history, "generation": g, "distributed": distributed},
+        )
+    ctx.barrier()  # the other ranks return once the candidate exists
 
 
 def _gate_generation(
