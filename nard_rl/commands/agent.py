@@ -39,7 +39,11 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from nard_rl.commands.common import dice_from_request, position_from_request
+from nard_rl.commands.common import (
+    cube_and_match_from_request,
+    dice_from_request,
+    position_from_request,
+)
 from nard_rl.engine.movegen import legal_afterstates
 from nard_rl.engine.movetext import format_steps
 from nard_rl.engine.position import PositionError
@@ -84,7 +88,6 @@ def answer_request(request: dict[str, Any], player: Player, rules: RuleSet) -> d
         return {"move": "", "board": list(position.board)}
     dice = np.array([d1, d2], dtype=np.int8)
     if any(k in request for k in ("cube", "match", "jacoby")):
-        from nard_rl.commands.cube import cube_and_match_from_request
         from nard_rl.cube import score_utility
         from nard_rl.cubeful import score_aware_choice
 

@@ -1,4 +1,5 @@
-"""Helpers every command shares: naming a position, reading a request, loading a net.
+"""Helpers every command shares: naming a position, the cube and the score, reading a
+request, loading a net.
 
 Commands import these from here, never from each other, so a command can change without
 breaking its neighbours.
@@ -12,8 +13,10 @@ import pickle
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nard_rl.cube import CubeState
 from nard_rl.engine.position import Position, PositionError
 from nard_rl.engine.rules import RuleSet
+from nard_rl.met import MatchScore
 
 if TYPE_CHECKING:
     from nard_rl.net_player import NetworkPlayer
@@ -82,3 +85,79 @@ def load_net_player(
     except (pickle.UnpicklingError, RuntimeError, EOFError) as exc:
         # torch.load's own errors for files that are no checkpoint at all
         raise ValueError(f"{path} is not a readable checkpoint: {exc}".splitlines()[0]) from exc
+
+
+# --------------------------------------------------------------------------------------
+# the cube and the match score, from options or from a JSON request
+
+
+def add_cube_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--cube/--owner/--match/--score/--crawford/--jacoby``: the cube and the score, from
+    the view of the player on roll (``nard cube`` and ``nard hint``)."""
+    parser.add_argument("--cube", type=int, default=1, help="cube value: 1, 2, 4, ..., 64")
+    parser.add_argument(
+        "--owner",
+        choices=("centered", "mover", "opponent"),
+        default="centered",
+        help="who owns the cube (default: centered)",
+    )
+    parser.add_argument("--match", type=int, default=0, help="match length (0: money play)")
+    parser.add_argument(
+        "--score", nargs=2, type=int, default=(0, 0), metavar=("ME", "OPP"), help="match score"
+    )
+    parser.add_argument("--crawford", action="store_true", help="this is the Crawford game")
+    parser.add_argument("--jacoby", action="store_true", help="Jacoby rule (money play, R32)")
+
+
+def match_from_args(args: argparse.Namespace) -> MatchScore | None:
+    """The match score of the ``add_cube_arguments`` options (``None``: money play)."""
+    if args.match < 0:
+        raise ValueError(f"--match must be 0 (money) or a match length, got {args.match}")
+    if args.match == 0:
+        if tuple(args.score) != (0, 0) or args.crawford:
+            raise ValueError("--score and --crawford need --match LENGTH")
+        return None
+    if args.jacoby:
+        raise ValueError("the Jacoby rule does not apply in matches (R33)")
+    return MatchScore(args.match, args.score[0], args.score[1], bool(args.crawford))
+
+
+def _field(request: dict[str, Any], key: str, kind: type, default: Any) -> Any:
+    value = request.get(key, default)
+    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ValueError(f'"{key}" must be an integer, got {value!r}')
+    if kind is not int and not isinstance(value, kind):
+        raise ValueError(f'"{key}" must be a {kind.__name__}, got {value!r}')
+    return value
+
+
+def cube_and_match_from_request(
+    request: dict[str, Any],
+) -> tuple[CubeState, MatchScore | None, bool]:
+    """The optional ``"cube"``, ``"match"`` and ``"jacoby"`` fields of a JSON request (the
+    shared cube reference file's names; read alike by ``nard cube``, ``nard agent`` and the
+    server), from the view of the side on roll: a centered cube at 1 and money play when
+    absent."""
+    cube_req = _field(request, "cube", dict, {})
+    cube = CubeState(_field(cube_req, "value", int, 1), _field(cube_req, "owner", str, "centered"))
+    match_req = _field(request, "match", dict, {})
+    length = _field(match_req, "length", int, 0)
+    score = _field(match_req, "score", list, [0, 0])
+    crawford = _field(match_req, "crawford", bool, False)
+    jacoby = _field(request, "jacoby", bool, False)
+    if len(score) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) for v in score):
+        raise ValueError(f'"match.score" must be two integers [mover, opponent], got {score!r}')
+    if length < 0:
+        raise ValueError(f'"match.length" must be 0 (money) or a match length, got {length}')
+    match = None
+    if length:
+        if jacoby:
+            raise ValueError("the Jacoby rule does not apply in matches (R33)")
+        if cube.owner == "centered" and cube.value > 1:
+            raise ValueError(
+                "a centered cube above 1 comes from automatic doubles (R31): money only"
+            )
+        match = MatchScore(length, score[0], score[1], crawford)
+    elif score != [0, 0] or crawford:
+        raise ValueError('"match.score" and "match.crawford" need a match length above 0')
+    return cube, match, jacoby

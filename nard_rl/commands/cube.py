@@ -11,7 +11,10 @@ from typing import Any, TextIO
 import numpy as np
 
 from nard_rl.commands.common import (
+    add_cube_arguments,
     add_position_arguments,
+    cube_and_match_from_request,
+    match_from_args,
     position_from_args,
     position_from_request,
 )
@@ -62,24 +65,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_cube_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--cube/--owner/--match/--score/--crawford/--jacoby``: the cube and the score, from
-    the view of the player on roll (shared with ``nard hint``)."""
-    parser.add_argument("--cube", type=int, default=1, help="cube value: 1, 2, 4, ..., 64")
-    parser.add_argument(
-        "--owner",
-        choices=("centered", "mover", "opponent"),
-        default="centered",
-        help="who owns the cube (default: centered)",
-    )
-    parser.add_argument("--match", type=int, default=0, help="match length (0: money play)")
-    parser.add_argument(
-        "--score", nargs=2, type=int, default=(0, 0), metavar=("ME", "OPP"), help="match score"
-    )
-    parser.add_argument("--crawford", action="store_true", help="this is the Crawford game")
-    parser.add_argument("--jacoby", action="store_true", help="Jacoby rule (money play, R32)")
-
-
 def load_advisor(
     net: str = "default", ply: int = DEFAULT_CUBE_PLY, refine: float = DEFAULT_REFINE_MARGIN
 ) -> CubeAdvisor:
@@ -93,18 +78,6 @@ def load_advisor(
         # torch.load's own errors for files that are no checkpoint at all
         raise ValueError(f"{net} is not a readable checkpoint: {exc}".splitlines()[0]) from exc
     return CubeAdvisor(evaluator, ply=ply, refine_margin=refine)
-
-
-def match_from_args(args: argparse.Namespace) -> MatchScore | None:
-    if args.match < 0:
-        raise ValueError(f"--match must be 0 (money) or a match length, got {args.match}")
-    if args.match == 0:
-        if tuple(args.score) != (0, 0) or args.crawford:
-            raise ValueError("--score and --crawford need --match LENGTH")
-        return None
-    if args.jacoby:
-        raise ValueError("the Jacoby rule does not apply in matches (R33)")
-    return MatchScore(args.match, args.score[0], args.score[1], bool(args.crawford))
 
 
 def evaluate(
@@ -128,46 +101,6 @@ def evaluate(
 
 # --------------------------------------------------------------------------------------
 # --jsonl: the fields of the shared cube reference file
-
-
-def _field(request: dict[str, Any], key: str, kind: type, default: Any) -> Any:
-    value = request.get(key, default)
-    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
-        raise ValueError(f'"{key}" must be an integer, got {value!r}')
-    if kind is not int and not isinstance(value, kind):
-        raise ValueError(f'"{key}" must be a {kind.__name__}, got {value!r}')
-    return value
-
-
-def cube_and_match_from_request(
-    request: dict[str, Any],
-) -> tuple[CubeState, MatchScore | None, bool]:
-    """The optional ``"cube"``, ``"match"`` and ``"jacoby"`` fields of a JSON request (the
-    shared cube reference file's names; shared with ``nard agent``), from the view of the
-    side on roll: a centered cube at 1 and money play when absent."""
-    cube_req = _field(request, "cube", dict, {})
-    cube = CubeState(_field(cube_req, "value", int, 1), _field(cube_req, "owner", str, "centered"))
-    match_req = _field(request, "match", dict, {})
-    length = _field(match_req, "length", int, 0)
-    score = _field(match_req, "score", list, [0, 0])
-    crawford = _field(match_req, "crawford", bool, False)
-    jacoby = _field(request, "jacoby", bool, False)
-    if len(score) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) for v in score):
-        raise ValueError(f'"match.score" must be two integers [mover, opponent], got {score!r}')
-    if length < 0:
-        raise ValueError(f'"match.length" must be 0 (money) or a match length, got {length}')
-    match = None
-    if length:
-        if jacoby:
-            raise ValueError("the Jacoby rule does not apply in matches (R33)")
-        if cube.owner == "centered" and cube.value > 1:
-            raise ValueError(
-                "a centered cube above 1 comes from automatic doubles (R31): money only"
-            )
-        match = MatchScore(length, score[0], score[1], crawford)
-    elif score != [0, 0] or crawford:
-        raise ValueError('"match.score" and "match.crawford" need a match length above 0')
-    return cube, match, jacoby
 
 
 def request_state(request: dict[str, Any]) -> tuple[Position, CubeState, MatchScore | None, bool]:

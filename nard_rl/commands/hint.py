@@ -6,7 +6,12 @@ import argparse
 import json
 import sys
 
-from nard_rl.commands.common import add_position_arguments, position_from_args
+from nard_rl.commands.common import (
+    add_cube_arguments,
+    add_position_arguments,
+    match_from_args,
+    position_from_args,
+)
 from nard_rl.cube import Utility
 from nard_rl.engine.position import PositionError
 from nard_rl.engine.rules import PROB_NAMES, get_rules
@@ -25,8 +30,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--ply", type=int, default=0, help="lookahead depth 0-3 (default: %(default)s)"
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    from nard_rl.commands.cube import add_cube_arguments
-
     add_cube_arguments(parser)  # plays are ranked for this cube and score (score_utility)
     parser.add_argument(
         "--jsonl",
@@ -92,7 +95,6 @@ def run(args: argparse.Namespace) -> int:
         for d in args.dice:
             if not 1 <= d <= 6:
                 raise PositionError(f"dice must be in 1..6, got {d}")
-        from nard_rl.commands.cube import match_from_args
         from nard_rl.cube import CubeState, score_utility
 
         ruleset = get_rules(args.rules).with_options(jacoby=args.jacoby)

@@ -16,7 +16,7 @@ they are read in one place and every malformed value raises a ``ValueError`` (us
 * ``"rules"``: ``standard`` or ``mars``.
 
 The cube, match and Jacoby fields are read by ``nard cube --jsonl``'s parser
-(``nard_rl.commands.cube.cube_and_match_from_request``), so every front end accepts
+(``nard_rl.commands.common.cube_and_match_from_request``), so every front end accepts
 exactly the same objects.
 """
 
@@ -25,8 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from nard_rl.commands.common import dice_from_request
-from nard_rl.commands.cube import cube_and_match_from_request
+from nard_rl.commands.common import cube_and_match_from_request, dice_from_request
 from nard_rl.cube import CubeState
 from nard_rl.engine.ids import decode_gnubg_id, decode_xgid
 from nard_rl.engine.position import Position, PositionError
