@@ -41,14 +41,13 @@ from functools import partial
 
 import numpy as np
 
-from nard_rl.engine.batch import ROLL_WEIGHTS, ROLLS, segment_argmax
+from nard_rl.engine.batch import ROLL_WEIGHTS, ROLLS, segment_argmax, with_passes
 from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.engine.movetext import format_steps
 from nard_rl.engine.position import flip_boards
 from nard_rl.engine.rules import RuleSet, cubeless_equity, get_rules, swap_sides
 from nard_rl.evaluator import Evaluator, check_afterstates, exact_finished
 from nard_rl.players.base import Player
-from nard_rl.selfplay import _append_passes
 
 __all__ = [
     "MAX_PLY",
@@ -387,10 +386,7 @@ def _replies(boards: np.ndarray, dice: np.ndarray, mars: bool) -> tuple[np.ndarr
     """Every legal play of each (board, roll), as ``legal_afterstates_batch``, except that a
     roll with no legal play (R16) yields the board itself as its one "play"."""
     afters, offsets = legal_afterstates_batch(boards, dice, mars)
-    nomove = np.diff(offsets) == 0
-    if nomove.any():
-        return _append_passes(afters, offsets, boards, nomove)
-    return afters, offsets
+    return with_passes(afters, offsets, boards)
 
 
 class SearchPlayer(Player):

@@ -20,7 +20,7 @@ import torch
 from torch.nn import functional as F
 
 from nard_rl.encoding import Encoding
-from nard_rl.engine.batch import GameBatch, segment_argmax, with_passes
+from nard_rl.engine.batch import GameBatch, segment_argmax
 from nard_rl.engine.rules import RuleSet, cubeless_equity, swap_sides
 from nard_rl.network import EquityNet
 
@@ -200,8 +200,3 @@ def lambda_returns(values: np.ndarray, lam: float) -> np.ndarray:
     return out
 
 
-def _append_passes(
-    afters: np.ndarray, offsets: np.ndarray, boards: np.ndarray, nomove: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Older name of ``nard_rl.engine.batch.with_passes`` (``nomove`` is implied)."""
-    return with_passes(afters, offsets, boards)

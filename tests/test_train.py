@@ -15,10 +15,11 @@ import torch
 
 from nard_rl.config import TrainConfig
 from nard_rl.encoding import get_encoding
+from nard_rl.engine.batch import with_passes
 from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.engine.rules import STANDARD
 from nard_rl.network import NetSpec, load_checkpoint
-from nard_rl.selfplay import SelfPlay, _append_passes, outcome_probs
+from nard_rl.selfplay import SelfPlay, outcome_probs
 from nard_rl.train import train
 
 
@@ -70,7 +71,7 @@ def test_same_seed_same_weights(tmp_path: Path) -> None:
         assert torch.equal(a["model"][k], b["model"][k]), k
 
 
-def test_append_passes_inserts_the_board_for_rolls_without_a_play() -> None:
+def test_with_passes_inserts_the_board_for_rolls_without_a_play() -> None:
     blocked = np.array(
         [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, -2, -2, -2, -2, -2, -2, 3, 12],
         dtype=np.int8,
@@ -84,7 +85,7 @@ def test_append_passes_inserts_the_board_for_rolls_without_a_play() -> None:
     afters, offsets = legal_afterstates_batch(boards, dice)
     nomove = np.diff(offsets) == 0
     assert nomove.tolist() == [False, True, False]
-    a2, o2 = _append_passes(afters, offsets, boards, nomove)
+    a2, o2 = with_passes(afters, offsets, boards)
     assert np.diff(o2).tolist() == [offsets[1] - offsets[0], 1, offsets[3] - offsets[2]]
     assert np.array_equal(a2[o2[1]], blocked)
     assert np.array_equal(a2[: o2[1]], afters[: offsets[1]])

@@ -33,14 +33,19 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from nard_rl.engine.batch import outcomes, roll_dice, segment_argmax, start_boards
+from nard_rl.engine.batch import (
+    outcomes,
+    roll_dice,
+    segment_argmax,
+    start_boards,
+    with_passes,
+)
 from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.engine.position import flip_boards
 from nard_rl.engine.rules import cubeless_equity, swap_sides
 from nard_rl.evaluation import pair_dice
 from nard_rl.evaluator import Evaluator, exact_finished
 from nard_rl.search import Search
-from nard_rl.selfplay import _append_passes
 
 SHARD_PATTERN = "shard_{:05d}.npz"
 SHARD_FIELDS = ("boards", "probs", "probs0", "decision", "rank0", "disagree")
@@ -110,9 +115,7 @@ def _greedy(
 
     A position without a legal play keeps its board (R16)."""
     afters, offsets = legal_afterstates_batch(boards, dice, waste_rule)
-    nomove = np.diff(offsets) == 0
-    if nomove.any():
-        afters, offsets = _append_passes(afters, offsets, boards, nomove)
+    afters, offsets = with_passes(afters, offsets, boards)
     probs = evaluator.probabilities(afters)
     rows = offsets[:-1] + segment_argmax(cubeless_equity(probs, evaluator.rules), offsets)
     return afters[rows], probs[rows]
@@ -230,9 +233,8 @@ def collect_decisions(
             kept_b.append(boards[keep].copy())
             kept_d.append(dice[keep].copy())
             total += int(keep.sum())
-        nomove = counts == 0
-        if nomove.any():
-            afters, offsets = _append_passes(afters, offsets, boards, nomove)
+        if (counts == 0).any():
+            afters, offsets = with_passes(afters, offsets, boards)
             counts = np.diff(offsets)
         eq = cubeless_equity(evaluator.probabilities(afters), rules)
         if cfg.noise > 0:
