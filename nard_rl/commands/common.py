@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import json
 import pickle
+import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +21,8 @@ from nard_rl.engine.rules import RuleSet
 from nard_rl.met import MatchScore
 
 if TYPE_CHECKING:
+    from omegaconf import DictConfig
+
     from nard_rl.net_player import NetworkPlayer
 
 
@@ -161,3 +165,31 @@ def cube_and_match_from_request(
     elif score != [0, 0] or crawford:
         raise ValueError('"match.score" and "match.crawford" need a match length above 0')
     return cube, match, jacoby
+
+
+# --------------------------------------------------------------------------------------
+# Hydra apps (``nard train``, ``nard pipeline``)
+
+HYDRA_CONFIG_PACKAGE = "nard_rl.conf"
+
+
+def run_hydra_app(
+    prog: str, config_name: str, app: Callable[[DictConfig], None], overrides: Sequence[str]
+) -> int:
+    """Run ``app`` as the Hydra app of ``config_name`` with ``overrides`` (``key=value``).
+
+    Hydra reads its overrides from ``sys.argv`` only, so the CLI hands them over through a
+    temporarily replaced ``sys.argv`` (``prog`` first, as Hydra's help shows it) and puts
+    the caller's back afterwards, even when the app fails."""
+    import hydra
+
+    main = hydra.main(
+        version_base="1.3", config_path="pkg://" + HYDRA_CONFIG_PACKAGE, config_name=config_name
+    )(app)
+    saved = sys.argv
+    sys.argv = [prog, *overrides]
+    try:
+        main()
+    finally:
+        sys.argv = saved
+    return 0

@@ -9,12 +9,16 @@ generation, ``nard pipeline stage=label shard=2 num_shards=4`` (then ``stage=fit
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from nard_rl.commands.common import run_hydra_app
+
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
 
 NAME = "pipeline"
 HELP = "Label positions by search, fit, gate and repeat (Hydra overrides: key=value ...)."
-CONFIG_PACKAGE = "nard_rl.conf"
 SCHEMA = "pipeline_schema"
 
 
@@ -22,28 +26,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. generations=2")
 
 
+def _main(cfg: DictConfig) -> None:
+    from nard_rl.distributed import torchrun_env
+    from nard_rl.supervised.pipeline import run_pipeline
+
+    accepted = run_pipeline(cfg)
+    if torchrun_env()[0] == 0:  # under torchrun every rank returns it: one line, not N
+        print(f"accepted net: {accepted}")
+
+
 def run_hydra(overrides: Sequence[str]) -> int:
-    import hydra
     from hydra.core.config_store import ConfigStore
-    from omegaconf import DictConfig
 
     from nard_rl.supervised.pipeline import PipelineConfig
 
     ConfigStore.instance().store(name=SCHEMA, node=PipelineConfig)
-
-    @hydra.main(version_base="1.3", config_path="pkg://" + CONFIG_PACKAGE, config_name="pipeline")
-    def _main(cfg: DictConfig) -> None:
-        from nard_rl.supervised.pipeline import run_pipeline
-
-        print(f"accepted net: {run_pipeline(cfg)}")
-
-    saved = sys.argv
-    sys.argv = ["nard pipeline", *overrides]
-    try:
-        _main()
-    finally:
-        sys.argv = saved
-    return 0
+    return run_hydra_app("nard pipeline", "pipeline", _main, overrides)
 
 
 def run(args: argparse.Namespace) -> int:
