@@ -13,9 +13,7 @@ choice is a segment argmax over the resulting equities (``nard_rl.batch``).
 
 from __future__ import annotations
 
-import os
 import pickle
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +23,7 @@ import torch
 from torch import nn
 
 from nard_rl.engine.rules import PROB_NAMES, cubeless_equity, swap_sides
+from nard_rl.io import atomic_write
 
 __all__ = ["PROB_NAMES", "EquityNet", "NetSpec", "cubeless_equity", "swap_sides"]
 
@@ -109,23 +108,9 @@ class NetSpec:
 
 
 def atomic_torch_save(obj: dict[str, Any], path: str | Path) -> None:
-    """Write to a temporary file in the same folder, fsync, then rename over ``path``.
-
-    A crash mid-write leaves the previous checkpoint intact: rename is atomic on POSIX.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        os.chmod(tmp, 0o644)  # mkstemp makes owner-only files; checkpoints are shared
-        with os.fdopen(fd, "wb") as fh:
-            torch.save(obj, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """``torch.save`` through ``nard_rl.io.atomic_write``: a crash mid-write leaves the
+    previous checkpoint intact."""
+    atomic_write(path, lambda fh: torch.save(obj, fh))
 
 
 def save_checkpoint(

@@ -57,6 +57,7 @@ from nard_rl.engine.classify import BEAROFF, RACE, classify
 from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.engine.position import flip_boards
 from nard_rl.engine.rules import RuleSet, cubeless_equity, get_rules
+from nard_rl.io import atomic_write
 from nard_rl.network import atomic_torch_save, load_checkpoint
 
 __all__ = [
@@ -465,10 +466,7 @@ def train_race_net(
         perm = rng.permutation(allpos.shape[0])
         n_held = allpos.shape[0] // 10
         held, train_pos = allpos[perm[:n_held]], allpos[perm[n_held:]]
-        pos_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = pos_path.with_name(pos_path.name + ".tmp.npz")
-        np.savez_compressed(tmp, train=train_pos, held=held)
-        tmp.replace(pos_path)
+        atomic_write(pos_path, lambda fh: np.savez_compressed(fh, train=train_pos, held=held))
         log(f"collected {allpos.shape[0]} race/bear-off positions in {time.time() - t0:.0f}s")
     mine, theirs = side_placements(train_pos)
     starts = np.unique(np.concatenate([mine, theirs]), axis=0)

@@ -38,9 +38,9 @@ the loser's checkers are all in its own home board.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -48,6 +48,7 @@ from numba import njit
 
 from nard_rl.engine.batch import ROLL_WEIGHTS, ROLLS
 from nard_rl.engine.movegen import legal_afterstates_batch
+from nard_rl.io import atomic_write
 
 __all__ = [
     "N_POSITIONS",
@@ -223,16 +224,13 @@ class BearoffDatabase:
             except (OSError, ValueError, KeyError):
                 pass  # unreadable cache: rebuild below
         db = cls.build(waste_rule)
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=name, suffix=".tmp", dir=folder)
-            with os.fdopen(fd, "wb") as fh:
-                np.savez_compressed(
+        with contextlib.suppress(OSError):  # a read-only home still gets the (rebuilt) table
+            atomic_write(
+                path,
+                lambda fh: np.savez_compressed(
                     fh, rolls=db.rolls.astype(np.float32), first=db.first.astype(np.float32)
-                )
-            os.replace(tmp, path)
-        except OSError:
-            pass  # a read-only home still gets the (rebuilt) table
+                ),
+            )
         return cls(db.rolls, db.first, waste_rule) if path.is_file() else db
 
     def probabilities(self, afterstates: np.ndarray) -> np.ndarray:

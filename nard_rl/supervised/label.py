@@ -23,8 +23,6 @@ in progress and several processes (or ranks) can share one generation's folder.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -45,6 +43,7 @@ from nard_rl.engine.position import flip_boards
 from nard_rl.engine.rules import cubeless_equity, swap_sides
 from nard_rl.evaluation import pair_dice
 from nard_rl.evaluator import Evaluator, exact_finished
+from nard_rl.io import atomic_write
 from nard_rl.search import Search
 
 SHARD_PATTERN = "shard_{:05d}.npz"
@@ -310,19 +309,8 @@ def shard_path(folder: str | Path, index: int) -> Path:
 
 
 def write_shard(path: Path, data: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
-    """Temporary file in the same folder, fsync, rename: a shard is whole or absent."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        os.chmod(tmp, 0o644)
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, meta=np.array(json.dumps(meta)), **data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Written atomically (``nard_rl.io.atomic_write``): a shard is whole or absent."""
+    atomic_write(path, lambda fh: np.savez(fh, meta=np.array(json.dumps(meta)), **data))
 
 
 def read_shard(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:

@@ -22,9 +22,7 @@ same list TD training keeps its run configs in), so a shipped net tells how it w
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -35,6 +33,7 @@ import torch
 
 from nard_rl.distributed import DistContext, init_distributed, torchrun_env, weights_digest
 from nard_rl.evaluator import load_evaluator
+from nard_rl.io import atomic_write
 from nard_rl.network import NetSpec, load_network, resolve_device, save_checkpoint
 from nard_rl.supervised.fit import FitConfig, fit, grow_net, load_rows
 from nard_rl.supervised.gate import GateConfig, gate
@@ -105,13 +104,7 @@ def _plain(cfg: Any) -> dict[str, Any]:
 
 
 def _atomic_json(path: Path, obj: Any) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w") as fh:
-        json.dump(obj, fh, indent=2)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
+    atomic_write(path, lambda fh: fh.write(json.dumps(obj, indent=2).encode()))
 
 
 def _history(ckpt: dict[str, Any]) -> list[dict[str, Any]]:
