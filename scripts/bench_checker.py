@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.players import make_player
+from nard_rl.progress import progress_bar
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "checker_gnubg_public.jsonl.gz"
 KINDS = ("contact", "race", "bearoff")
@@ -62,7 +62,7 @@ def play_errors(
     seconds = 0.0
     player = make_player(spec)
     try:
-        bar = tqdm(total=len(records), unit="pos", desc=spec, disable=not progress)
+        bar = progress_bar(len(records), unit="pos", desc=spec, disable=not progress)
         for lo in range(0, len(records), chunk):
             hi = min(lo + chunk, len(records))
             a, b = int(offsets[lo]), int(offsets[hi])

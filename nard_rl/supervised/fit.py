@@ -32,12 +32,12 @@ from typing import Any
 
 import numpy as np
 import torch
-from tqdm import tqdm
 
 from nard_rl.distributed import DistContext, shard_bounds
 from nard_rl.encoding import get_encoding
 from nard_rl.engine.rules import cubeless_equity
 from nard_rl.network import EquityNet, NetSpec
+from nard_rl.progress import progress_bar
 from nard_rl.supervised.label import SHARD_FIELDS, read_shard
 
 
@@ -224,8 +224,8 @@ def fit(
     eval_every = max(1, steps_per_epoch // max(1, cfg.evals_per_epoch))
     bad = 0
     step = 0
-    bar = tqdm(
-        total=cfg.max_epochs * steps_per_epoch,
+    bar = progress_bar(
+        cfg.max_epochs * steps_per_epoch,
         unit="step",
         desc="fit",
         disable=not (progress and ctx.is_main),

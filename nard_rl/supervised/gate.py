@@ -13,10 +13,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
 from nard_rl.evaluation import play_match
 from nard_rl.players.base import make_player
+from nard_rl.progress import progress_bar
 
 
 @dataclass
@@ -49,7 +48,7 @@ def gate(
     suffix = f":{cfg.ply}" if cfg.ply else ""
     a = make_player(f"{candidate}{suffix}", rules=rules)
     b = make_player(f"{previous}{suffix}", rules=rules)
-    bar = tqdm(total=cfg.games, unit="game", desc="gate", disable=not progress)
+    bar = progress_bar(cfg.games, unit="game", desc="gate", disable=not progress)
     try:
         res = play_match(
             a,

@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm import tqdm
 
 from nard_rl.engine.batch import (
     outcomes,
@@ -44,6 +43,7 @@ from nard_rl.engine.rules import cubeless_equity, swap_sides
 from nard_rl.evaluation import pair_dice
 from nard_rl.evaluator import Evaluator, exact_finished
 from nard_rl.io import atomic_write
+from nard_rl.progress import progress_bar
 from nard_rl.search import Search
 
 SHARD_PATTERN = "shard_{:05d}.npz"
@@ -354,13 +354,12 @@ def label_shard(
     mine = [i for i in range(cfg.shards) if i % num == k]
     todo = [i for i in mine if not shard_path(folder, i).exists()]
     per = cfg.decisions_per_shard
-    bar = tqdm(
-        total=len(mine) * per,
+    bar = progress_bar(
+        len(mine) * per,
         initial=(len(mine) - len(todo)) * per,
         unit="dec",
         desc=f"label gen {generation} [{k}/{num}]",
-        disable=(not _tty()) if progress is None else not progress,
-        dynamic_ncols=True,
+        disable=progress is False,  # None: on, once a minute when stderr is no terminal
     )
     try:
         for i in todo:
@@ -384,8 +383,3 @@ def label_shard(
         bar.close()
     return [shard_path(folder, i) for i in mine]
 
-
-def _tty() -> bool:
-    import sys
-
-    return sys.stderr.isatty()
