@@ -245,36 +245,6 @@ _RAW_UNITS = _unit_table(_raw_units)
 
 
 @njit(cache=True)
-def no_contact(boards: np.ndarray, i: int) -> bool:
-    """Whether row ``i`` is a race: nobody on the bar and every one of the mover's
-    checkers past every opponent checker (``Position.is_race``, compiled for batches)."""
-    if boards[i, 25] != 0 or boards[i, 0] != 0:
-        return False
-    rear = 0
-    front = 25
-    for p in range(1, 25):
-        if boards[i, p] > 0:
-            rear = p
-        elif boards[i, p] < 0 and p < front:
-            front = p
-    return rear < front
-
-
-@njit(cache=True)
-def _race_kernel(boards: np.ndarray, out: np.ndarray) -> None:
-    for i in range(boards.shape[0]):
-        out[i] = no_contact(boards, i)
-
-
-def race_flags(boards: np.ndarray) -> np.ndarray:
-    """``(N,)`` bool: which of the ``(N, 26)`` boards are no-contact races."""
-    arr = np.ascontiguousarray(boards, dtype=np.int8).reshape(-1, BOARD_SIZE)
-    out = np.zeros(arr.shape[0], dtype=np.bool_)
-    _race_kernel(arr, out)
-    return out
-
-
-@njit(cache=True)
 def _shot_rolls(sources: int, blots: int, open_: int) -> int:
     """Ordered rolls (of 36) with which checkers on the bits of ``sources`` hit a bit of
     ``blots``, moving towards higher bits and touching down only on bits of ``open_``.

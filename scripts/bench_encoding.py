@@ -32,7 +32,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from nard_rl.encoding import ENCODINGS, Encoding, race_flags
+from nard_rl.encoding import ENCODINGS, Encoding
+from nard_rl.engine.classify import race_flags
 from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.engine.position import START_BOARD, flip_boards
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nard_rl.encoding import ENCODINGS, get_encoding, race_flags
+from nard_rl.encoding import ENCODINGS, get_encoding
+from nard_rl.engine.classify import race_flags
 from nard_rl.engine.position import START_BOARD, Position, flip_boards
 
 DATA = Path(__file__).parent / "data"

@@ -186,13 +186,11 @@ class Position:
         return mover, opp
 
     def is_race(self) -> bool:
-        """No contact left: every mover checker is past every opponent checker."""
-        b = self._board
-        if b[25] > 0 or b[0] < 0:
-            return False
-        mover_back = max((p for p in range(1, 25) if b[p] > 0), default=0)
-        opp_back = min((p for p in range(1, 25) if b[p] < 0), default=25)
-        return mover_back < opp_back
+        """No contact left: every mover checker is past every opponent checker
+        (``engine.classify``, the one contact test)."""
+        from nard_rl.engine.classify import race_flags
+
+        return bool(race_flags(np.array(self._board, dtype=np.int8)[None, :])[0])
 
     def winner(self) -> int | None:
         """``0`` when the mover has borne everything off, ``1`` for the opponent, else None."""

@@ -20,7 +20,7 @@ from importlib import resources
 import numpy as np
 from numba import njit
 
-from nard_rl.encoding import race_flags
+from nard_rl.engine.classify import race_flags
 from nard_rl.players.base import Player
 
 _ALL_OFF_SCORE = np.float32(99999999.0)
