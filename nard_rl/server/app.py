@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -50,6 +51,16 @@ from nard_rl.server.models import (
 )
 from nard_rl.server.sessions import SessionError, SessionStore
 from nard_rl.server.state import DecisionState, state_from_request
+
+
+class JSONResponse(Response):
+    """JSON rendered by orjson: the standard encoder took a tenth of a hint's server time."""
+
+    media_type = "application/json"
+
+    def render(self, content: Any) -> bytes:
+        return orjson.dumps(content, option=orjson.OPT_SERIALIZE_NUMPY)
+
 
 STATIC = Path(str(resources.files("nard_rl.server") / "static"))
 
