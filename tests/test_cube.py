@@ -336,29 +336,43 @@ def tiny_net(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _tiny_net(tmp_path_factory.mktemp("cube") / "tiny.pt")
 
 
-def test_cube_command_json(tiny_net: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from nard_rl.network import load_network
+# The constant net's head: sigmoid outputs (win, gammon share of wins, backgammon share of
+# gammons, gammon share of losses, backgammon share of those) whatever the position, so
+# it says, for the side that just moved: win 0.3, win gammon 0.15, win backgammon 0.03,
+# lose gammon 0.28, lose backgammon 0.07.
+_CONST_SIGMOIDS = (0.3, 0.5, 0.2, 0.4, 0.25)
 
+
+@pytest.fixture(scope="module")
+def constant_net(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from nard_rl.encoding import get_encoding
+    from nard_rl.network import NetSpec, save_checkpoint
+
+    enc = get_encoding("extended")
+    spec = NetSpec(enc.name, enc.version, enc.size, (6,), "tanh", "standard")
+    net = spec.build()
+    with torch.no_grad():
+        net.head.weight.zero_()
+        s = torch.tensor(_CONST_SIGMOIDS, dtype=torch.float32)
+        net.head.bias.copy_(torch.log(s / (1 - s)))
+    path = tmp_path_factory.mktemp("cube") / "constant.pt"
+    save_checkpoint(path, net, spec, games=0, step=0)
+    return path
+
+
+def test_cube_command_json(constant_net: Path, capsys: pytest.CaptureFixture[str]) -> None:
     board = [0, -2, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, -5, 5, 0, 0, 0, -3, 0, -5, 0, 0, 0, 0, 2, 0]
-    args = ("--board", json.dumps(board), "--net", str(tiny_net), "--json", "--ply", "0")
+    args = ("--board", json.dumps(board), "--net", str(constant_net), "--json", "--ply", "0")
     args = (*args, "--refine", "0")
     assert _run_cube(*args, "--cube", "2", "--owner", "mover") == 0
     out = json.loads(capsys.readouterr().out)
     assert out["board"] == board and out["cube"] == {"value": 2, "owner": "mover"}
     assert out["match"] is None
     # the net reads the pre-roll position as the opponent's afterstate (what self-play
-    # trains on) and the chances are then seen from the roller's side
-    net, spec, _ = load_network(tiny_net)
-    from nard_rl.encoding import get_encoding
-    from nard_rl.network import swap_sides
-
-    enc = get_encoding(spec.encoding)
-    flipped = np.array([[-board[25 - i] for i in range(26)]], dtype=np.int8)
-    x = torch.from_numpy(enc.encode(flipped, on_roll=False))
-    with torch.no_grad():
-        expected = swap_sides(net(x))[0].numpy()
+    # trains on): its (0.3, 0.15, 0.03, 0.28, 0.07) for the side that just moved are, by
+    # hand, the roller's win 0.7, gammons 0.28 / 0.07 won and 0.15 / 0.03 lost
     got = np.array([out["probs"][k] for k in PROB_NAMES])
-    np.testing.assert_allclose(got, expected, atol=1e-4)
+    np.testing.assert_allclose(got, [0.7, 0.28, 0.07, 0.15, 0.03], atol=1e-5)
     assert out["decision"] in DECISIONS
     assert out["x"] == CONTACT_X
     best = max(out["no_double"], min(out["double_take"], out["double_pass"]))
