@@ -8,10 +8,11 @@ breaking its neighbours.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import pickle
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -84,11 +85,18 @@ def load_net_player(
     from nard_rl.net_player import NetworkPlayer, resolve_checkpoint
 
     path = resolve_checkpoint(spec, rules)
-    try:
+    with checkpoint_errors(path):
         return NetworkPlayer.from_checkpoint(path, rules=rules, device=device)
+
+
+@contextlib.contextmanager
+def checkpoint_errors(name: str | Path) -> Iterator[None]:
+    """Turn torch.load's own errors for a file that is no checkpoint at all into a
+    ``ValueError`` naming ``name`` (its first line: the commands print it as is)."""
+    try:
+        yield
     except (pickle.UnpicklingError, RuntimeError, EOFError) as exc:
-        # torch.load's own errors for files that are no checkpoint at all
-        raise ValueError(f"{path} is not a readable checkpoint: {exc}".splitlines()[0]) from exc
+        raise ValueError(f"{name} is not a readable checkpoint: {exc}".splitlines()[0]) from exc
 
 
 # --------------------------------------------------------------------------------------

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import pickle
 import sys
 from typing import Any, TextIO
 
@@ -13,6 +12,7 @@ import numpy as np
 from nard_rl.commands.common import (
     add_cube_arguments,
     add_position_arguments,
+    checkpoint_errors,
     cube_and_match_from_request,
     match_from_args,
     position_from_args,
@@ -72,11 +72,8 @@ def load_advisor(
     decisions read one ply deeper (``refine``: the margin, 0 for off)."""
     from nard_rl.evaluator import load_evaluator
 
-    try:
+    with checkpoint_errors(net):
         evaluator = load_evaluator(net)
-    except (pickle.UnpicklingError, RuntimeError, EOFError) as exc:
-        # torch.load's own errors for files that are no checkpoint at all
-        raise ValueError(f"{net} is not a readable checkpoint: {exc}".splitlines()[0]) from exc
     return CubeAdvisor(evaluator, ply=ply, refine_margin=refine)
 
 
