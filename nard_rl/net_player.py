@@ -80,9 +80,12 @@ class NetworkPlayer(Player):
         self.device = torch.device(device)
         self.enc = get_encoding(spec.encoding)
         self.name = name
-        self.evaluator = evaluator
-        """When set (``from_evaluator``), every evaluation goes through it: the composite
-        of ``default`` answers bear-offs exactly and races with the race net."""
+        self.evaluator: Evaluator = evaluator or NetEvaluator(
+            net, spec, rules=self.rules, device=self.device, name=name
+        )
+        """Every evaluation goes through it: the plain net (finished games exact), or with
+        ``from_evaluator`` the composite of ``default``, which answers bear-offs from the
+        database and races with the race net."""
 
     @classmethod
     def from_evaluator(cls, evaluator: NetEvaluator | CompositeEvaluator) -> NetworkPlayer:
@@ -109,13 +112,8 @@ class NetworkPlayer(Player):
         """Cubeless equity of each afterstate for the side that just moved."""
         if afterstates.shape[0] == 0:
             return np.zeros(0, dtype=np.float32)
-        if self.evaluator is not None:
-            p = torch.from_numpy(self.evaluator.probabilities(afterstates))
-            return cubeless_equity(p, self.rules).float().numpy()
-        x = torch.from_numpy(self.enc.encode(afterstates)).to(self.device)
-        with torch.no_grad():
-            p = self.net(x)
-        return cubeless_equity(p, self.rules).float().cpu().numpy()
+        p = torch.from_numpy(self.evaluator.probabilities(afterstates))
+        return cubeless_equity(p, self.rules).float().numpy()
 
     def pre_roll_probabilities(self, boards: np.ndarray) -> np.ndarray:
         """Five cubeless probabilities of the player on roll of each ``(N, 26)`` board (its
@@ -127,13 +125,9 @@ class NetworkPlayer(Player):
         are then seen from the roller's side.  Encoding it with ``on_roll=True`` instead
         would feed the net inputs it never saw in training.
         """
-        if self.evaluator is not None:
-            opp = flip_boards(np.asarray(boards, dtype=np.int8).reshape(-1, 26))
-            probs = torch.from_numpy(self.evaluator.probabilities(opp))
-            return swap_sides(probs).double().numpy()
-        x = torch.from_numpy(self.enc.encode_pre_roll(np.asarray(boards).reshape(-1, 26)))
-        with torch.no_grad():
-            return swap_sides(self.net(x.to(self.device))).double().cpu().numpy()
+        opp = flip_boards(np.asarray(boards, dtype=np.int8).reshape(-1, 26))
+        probs = torch.from_numpy(self.evaluator.probabilities(opp))
+        return swap_sides(probs).double().numpy()
 
     def cube_action(
         self,
@@ -152,11 +146,7 @@ class NetworkPlayer(Player):
 
     def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
         """The five outcome probabilities of each afterstate (side that just moved)."""
-        if self.evaluator is not None:
-            return self.evaluator.probabilities(afterstates)
-        x = torch.from_numpy(self.enc.encode(afterstates)).to(self.device)
-        with torch.no_grad():
-            return self.net(x).float().cpu().numpy()
+        return self.evaluator.probabilities(afterstates)
 
     def choose_batch(
         self, boards: np.ndarray, dice: np.ndarray, afterstates: np.ndarray, offsets: np.ndarray
