@@ -672,7 +672,6 @@ class Encoding:
             return out
         return dest[0] if single else dest
 
-
     def encode_pre_roll(self, boards: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Encode pre-roll positions ``(N, 26)`` (the side on roll's view) in the project's
         one pre-roll convention: as the opponent's afterstate (module docstring).  A net's

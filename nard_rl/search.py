@@ -43,7 +43,7 @@ import numpy as np
 
 from nard_rl.engine.batch import ROLL_WEIGHTS, ROLLS, segment_argmax, with_passes
 from nard_rl.engine.movegen import legal_afterstates_batch
-from nard_rl.engine.movetext import format_steps
+from nard_rl.engine.movetext import format_plays
 from nard_rl.engine.position import flip_boards
 from nard_rl.engine.rules import RuleSet, cubeless_equity, get_rules, swap_sides
 from nard_rl.evaluator import Evaluator, check_afterstates, exact_finished
@@ -361,10 +361,11 @@ class Search:
         )
         order = np.lexsort((-values, -plies))
         best = float(values[order[0]])
+        moves = format_plays(arr[0], steps)
         return [
             RankedPlay(
                 board=tuple(int(v) for v in afters[i]),
-                move=format_steps(arr[0], steps[i]),
+                move=moves[i],
                 probs=tuple(float(v) for v in probs[i]),  # type: ignore[arg-type]
                 equity=float(values[i]),
                 diff=float(values[i]) - best,

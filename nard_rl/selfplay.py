@@ -198,5 +198,3 @@ def lambda_returns(values: np.ndarray, lam: float) -> np.ndarray:
     for t in range(values.shape[0] - 2, -1, -1):
         out[t] = swap_sides((1.0 - lam) * values[t + 1] + lam * out[t + 1])
     return out
-
-

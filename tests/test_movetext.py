@@ -20,8 +20,9 @@ import numpy as np
 import pytest
 from reference_movegen import START, board_of, random_game_positions
 
-from nard_rl.engine.movetext import format_steps
-from nard_rl.engine.position import Position
+from nard_rl.engine.movegen import legal_afterstates
+from nard_rl.engine.movetext import format_plays, format_steps
+from nard_rl.engine.position import Position, PositionError
 
 GNUBG = "/usr/games/gnubg"
 
@@ -92,6 +93,42 @@ def test_notation_does_not_touch_the_board() -> None:
     board = list(START)
     format_steps(board, [(24, 18), (13, 11)])
     assert board == list(START)
+
+
+def test_batch_names_each_play_as_one_at_a_time() -> None:
+    """``format_plays`` (the generator's whole ``(N, 4, 2)`` array) agrees with
+    ``format_steps`` play by play, with the steps given in any order."""
+    rng = np.random.default_rng(2)
+    for board, roll in random_game_positions(seed=11, count=300):
+        _, steps = legal_afterstates(np.array(board, dtype=np.int8), *roll)
+        batch = format_plays(board, steps)
+        assert len(batch) == steps.shape[0]
+        for i, text in enumerate(batch):
+            shuffled = steps[i][rng.permutation(4)]
+            assert format_steps(board, shuffled) == text
+
+
+@pytest.mark.parametrize(
+    ("board", "steps", "message"),
+    [
+        (START, [(10, 5)], "step 10/5 does not move a checker of the mover"),
+        (START, [(24, 18), (1, 0)], "step 1/0"),  # point 1 holds the opponent's checkers
+        (START, [(6, 8)], "step 6/8"),  # backwards
+        (START, [(26, 20)], "step 26/20"),
+        (START, [(6, 1)] * 5, "at most 4 steps"),
+        (START, [(6, 1, 0)], "(from, to) pairs"),
+        (START[:25], [(6, 1)], "26 entries"),
+    ],
+)
+def test_bad_steps_are_refused_by_name(board, steps, message: str) -> None:
+    with pytest.raises(PositionError, match=re.escape(message)):
+        format_steps(board, steps)
+
+
+def test_format_plays_checks_its_array_shape() -> None:
+    with pytest.raises(PositionError, match=r"\(N, 4, 2\)"):
+        format_plays(START, np.zeros((3, 2), dtype=np.int8))
+    assert format_plays(START, np.zeros((0, 4, 2), dtype=np.int8)) == []
 
 
 def test_plays_are_named_like_gnubg_start_six_four() -> None:

@@ -31,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 
 from nard_rl.engine.movegen import legal_afterstates
-from nard_rl.engine.movetext import format_steps
+from nard_rl.engine.movetext import format_plays
 from nard_rl.engine.position import (
     CHECKERS,
     START_BOARD,
@@ -511,10 +511,8 @@ class Game:
             np.array(self._board, dtype=np.int8), rolled[0], rolled[1], self.rules.waste_rule
         )
         self._dice = rolled
-        self._plays = [
-            Play(format_steps(self._board, raw[i]), tuple(afters[i].tolist()))
-            for i in range(afters.shape[0])
-        ]
+        moves = format_plays(self._board, raw)
+        self._plays = [Play(m, tuple(a)) for m, a in zip(moves, afters.tolist(), strict=True)]
         self._steps = [
             _apply_steps(self._board, _raw_steps(raw[i]))[0] for i in range(afters.shape[0])
         ]

@@ -171,20 +171,17 @@ def _text_to_key(text: object, n_bytes: int, n_chars: int, what: str) -> int:
 # --------------------------------------------------------------------------------------
 def _board_counts(board: tuple[int, ...]) -> list[int]:
     """The 50 counts of the position key: opponent's points 1..24 and bar, then mover's."""
-    opponent = [max(0, -board[25 - p]) for p in range(1, 25)] + [-board[0]]
-    mover = [max(0, board[p]) for p in range(1, 25)] + [board[25]]
-    return opponent + mover
+    opponent = [-v if v < 0 else 0 for v in board[24:0:-1]]
+    mover = [v if v > 0 else 0 for v in board[1:25]]
+    return [*opponent, -board[0], *mover, board[25]]
 
 
 def encode_position_id(board: Sequence[int]) -> str:
     """The GNUBG Position ID of ``board`` (26 ints, the mover being the player on roll)."""
-    values = validate_board(board)
-    key = 0
-    bit = 0
-    for count in _board_counts(values):
-        key |= ((1 << count) - 1) << bit
-        bit += count + 1
-    return _key_to_text(key, _POSITION_KEY_BYTES, POSITION_ID_LENGTH)
+    # the key's bits, lowest first: a run of ones per count, each closed by a zero; built
+    # as text and read once (a shift per count cost a hint more than its move generation)
+    bits = "".join(["1" * c + "0" for c in _board_counts(validate_board(board))])
+    return _key_to_text(int(bits[::-1], 2), _POSITION_KEY_BYTES, POSITION_ID_LENGTH)
 
 
 def decode_position_id(pid: str) -> list[int]:

@@ -38,6 +38,8 @@ class PositionError(ValueError):
 
 def _as_int(v: object) -> int:
     """One board entry as an int; whole-valued floats pass, anything else is named."""
+    if type(v) is int:  # the common case first: boards parsed from JSON or lists
+        return v
     if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
         raise PositionError(f"board entries must be integers, got {v!r}")
     if isinstance(v, (float, np.floating)) and not (math.isfinite(v) and float(v).is_integer()):
@@ -204,7 +206,7 @@ class Position:
     def plays(self, d1: int, d2: int, rules: RuleSet | str = "standard") -> list[Play]:
         """Every legal play for the roll (R8-R20, R29 under mars), one per afterstate."""
         from nard_rl.engine.movegen import legal_afterstates
-        from nard_rl.engine.movetext import format_steps
+        from nard_rl.engine.movetext import format_plays
         from nard_rl.engine.rules import get_rules
 
         ruleset = get_rules(rules)
@@ -212,10 +214,8 @@ class Position:
             if not 1 <= int(d) <= 6:
                 raise PositionError(f"dice must be in 1..6, got {d}")
         afters, steps = legal_afterstates(self.array(), int(d1), int(d2), ruleset.waste_rule)
-        return [
-            Play(format_steps(self._board, steps[i]), tuple(afters[i].tolist()))
-            for i in range(afters.shape[0])
-        ]
+        moves = format_plays(self._board, steps)
+        return [Play(m, tuple(a)) for m, a in zip(moves, afters.tolist(), strict=True)]
 
     # dunder -----------------------------------------------------------------------
     def __eq__(self, other: object) -> bool:

@@ -24,7 +24,7 @@ import numpy as np
 from nard_rl.cube import PROB_NAMES, CubeDecision, CubeState, score_utility
 from nard_rl.cubeful import CubeAdvisor
 from nard_rl.engine.movegen import legal_afterstates
-from nard_rl.engine.movetext import format_steps
+from nard_rl.engine.movetext import format_plays
 from nard_rl.engine.position import Position, PositionError
 from nard_rl.engine.rules import RuleSet, get_rules
 from nard_rl.evaluator import Evaluator, load_evaluator
@@ -157,16 +157,16 @@ class Analyzer:
             return {"equity": name, "ply": 0, "plays": []}
         eq = np.asarray(utility(probs), dtype=np.float64)
         order = np.argsort(-eq, kind="stable")[:top]
-        board = state.position.board
+        moves = format_plays(state.position.board, plays.steps[order])
         # round whole arrays at once: per-value rounding dominated the cost of a hint
         eqs = np.round(eq[order], 5).tolist()
         diffs = np.round(eq[order] - eq[order[0]], 5).tolist()
         pr = np.round(probs[order], 5).tolist()
         afters = plays.afters[order].tolist()
         rows = []
-        for k, i in enumerate(order):
+        for k in range(len(order)):
             row = {
-                "move": format_steps(board, plays.steps[i]),
+                "move": moves[k],
                 "equity": eqs[k],
                 "diff": diffs[k],
                 "probs": dict(zip(PROB_NAMES, pr[k], strict=True)),

@@ -382,4 +382,3 @@ def label_shard(
     finally:
         bar.close()
     return [shard_path(folder, i) for i in mine]
-
