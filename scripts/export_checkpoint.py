@@ -17,8 +17,10 @@ from nard_rl.network import load_network, save_checkpoint
 def export(src: Path, dst: Path, note: str | None = None) -> None:
     net, spec, ckpt = load_network(src)
     extra: dict[str, object] = {"exported_from": src.name}
-    if "history" in ckpt.get("extra", {}):
-        extra["history"] = ckpt["extra"]["history"]  # every config the run was (re)started with
+    # every config the run was (re)started with, and the files a weight average was taken of
+    for key in ("history", "averaged"):
+        if key in ckpt.get("extra", {}):
+            extra[key] = ckpt["extra"][key]
     if note:
         extra["note"] = note
     save_checkpoint(

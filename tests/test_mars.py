@@ -280,3 +280,24 @@ def test_training_can_start_a_mars_net_from_a_standard_one(tmp_path: Path) -> No
     cfg.model.hidden = [8]
     with pytest.raises(ValueError, match="different network"):
         train(cfg)
+
+
+# the shipped mars net ----------------------------------------------------------------------------
+def test_r28_default_under_mars_is_the_shipped_mars_net() -> None:
+    """``default`` names the net trained under mars whenever the rule set is mars (every
+    command and route resolves it here), and the standard net otherwise."""
+    import torch
+
+    from nard_rl.evaluator import load_evaluator
+    from nard_rl.net_player import default_checkpoint_path, resolve_checkpoint
+
+    mars, standard = default_checkpoint_path("mars"), default_checkpoint_path("standard")
+    assert mars.name == "nard-mars.pt" and standard.name == "nard-default.pt"
+    assert resolve_checkpoint("default", "mars") == mars
+    assert torch.load(mars, weights_only=True)["spec"]["rules"] == "mars"
+    assert torch.load(standard, weights_only=True)["spec"]["rules"] == "standard"
+    # an afterstate in contact, so both evaluators ask their net
+    after = np.array([Position(START_BOARD).plays(3, 1)[0].board], dtype=np.int8)
+    p_mars = load_evaluator("default", rules="mars").probabilities(after)
+    p_standard = load_evaluator("default", rules="standard").probabilities(after)
+    assert not np.allclose(p_mars, p_standard, atol=1e-4)

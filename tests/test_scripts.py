@@ -107,10 +107,18 @@ def test_export_checkpoint(tmp_path: Path) -> None:
 
     opt = torch.optim.Adam(net.parameters())
     src = tmp_path / "src.pt"
-    save_checkpoint(src, net, spec, games=7, step=3, config={"x": 1}, optimizer=opt)
-    run_script("export_checkpoint.py", str(src), str(tmp_path / "dst.pt"))
+    extra = {"history": [{"from_games": 0}], "averaged": ["a.pt", "b.pt"], "rng": [1, 2]}
+    save_checkpoint(src, net, spec, games=7, step=3, config={"x": 1}, optimizer=opt, extra=extra)
+    run_script("export_checkpoint.py", str(src), str(tmp_path / "dst.pt"), "--note", "hi")
     out = load_checkpoint(tmp_path / "dst.pt")
     assert "optimizer" not in out and out["games"] == 7 and out["config"] == {"x": 1}
+    # the record of how the weights were made travels; resume-only state does not
+    assert out["extra"] == {
+        "exported_from": "src.pt",
+        "history": [{"from_games": 0}],
+        "averaged": ["a.pt", "b.pt"],
+        "note": "hi",
+    }
     assert load_network(tmp_path / "dst.pt")[1] == spec
 
 
