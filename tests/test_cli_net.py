@@ -80,3 +80,18 @@ def test_default_net_is_loaded_by_agent_and_beats_random() -> None:
     assert res.ppg - res.ci95 > 0.5
     out = _nard("agent", "--player", "default", stdin=json.dumps({"board": START, "dice": [3, 1]}))
     assert json.loads(out.stdout)["move"] == "8/5 6/5"
+
+
+def test_shipped_net_records_how_it_was_made() -> None:
+    """The default net's checkpoint tells its whole making: the TD runs' configs, then
+    each supervised stage, the last an accepted gate (see README, "The shipped net")."""
+    from nard_rl.network import load_checkpoint
+
+    ckpt = load_checkpoint(SHIPPED)
+    assert ckpt["spec"]["encoding"] == "contact" and ckpt["spec"]["rules"] == "standard"
+    history = ckpt["extra"]["history"]
+    assert "config" in history[0] and "stage" not in history[0]  # TD from zero first
+    stages = [h.get("stage") for h in history if "stage" in h]
+    assert stages[:4] == ["init", "label", "fit", "gate"]
+    gate = history[-1]
+    assert gate["stage"] == "gate" and gate["accepted"] and gate["ppg"] > gate["margin"]

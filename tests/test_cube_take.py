@@ -336,34 +336,39 @@ def test_cube_env_network_opponent_answers_from_the_doublers_side() -> None:
 
 def test_nard_agent_plays_for_the_match_score() -> None:
     """The same roll played differently at money and by a 1-away leader post-Crawford,
-    whose gammons are worth nothing: the net's choice through ``score_utility``."""
+    whose gammons are worth nothing: the net's choice through ``score_utility``.  Which
+    positions differ depends on the net, so the reference file's first positions are
+    played with 4-1, some choices must differ, and each difference must be the two
+    utilities' ranking."""
     pytest.importorskip("torch")
     from nard_rl.commands.agent import answer_request
+    from nard_rl.engine.position import Position
     from nard_rl.players import make_player
 
-    board = [-1, 2, 3, -1, 2, 2, 2, 0, 1, 0, 0, 0, 1, 1, 0, -3, 0, -2, 1, -3, -3, 0, -2, 0, 0, 0]
     player = make_player("default")
-    request = {"board": board, "dice": [4, 1]}
-    money = answer_request(request, player, STANDARD)
-    leader = answer_request({**request, "match": {"length": 5, "score": [4, 1]}}, player, STANDARD)
-    assert money["move"] != leader["move"]
-    # the utilities ranked them so: recompute both choices from the net's probabilities
-    from nard_rl.engine.position import Position
-
-    plays = {p.move: p.board for p in Position(board).plays(4, 1)}
-    assert money["move"] in plays and leader["move"] in plays
-    probs = np.asarray(
-        player.probabilities(
-            np.array([plays[money["move"]], plays[leader["move"]]], dtype=np.int8)
-        ),
-        dtype=np.float64,
-    )
-    assert cubeless_equity(probs[0]) > cubeless_equity(probs[1])
-    u = score_utility(STANDARD, CubeState(), MatchScore(5, 4, 1))(probs)
-    assert u[1] > u[0]
+    utility = score_utility(STANDARD, CubeState(), MatchScore(5, 4, 1))
+    differ = 0
+    for line in DATA.read_text().splitlines()[:60]:
+        board = json.loads(line)["board"]
+        request = {"board": board, "dice": [4, 1]}
+        money = answer_request(request, player, STANDARD)
+        leader = answer_request(
+            {**request, "match": {"length": 5, "score": [4, 1]}}, player, STANDARD
+        )
+        if money["move"] == leader["move"]:
+            continue
+        differ += 1
+        # the utilities ranked them so: recompute both choices from the net's probabilities
+        plays = {p.move: p.board for p in Position(board).plays(4, 1)}
+        chosen = np.array([plays[money["move"]], plays[leader["move"]]], dtype=np.int8)
+        probs = np.asarray(player.probabilities(chosen), dtype=np.float64)
+        assert cubeless_equity(probs[0]) >= cubeless_equity(probs[1])
+        u = utility(probs)
+        assert u[1] >= u[0]
+    assert differ >= 2
     # a bad cube field is refused
     with pytest.raises(ValueError, match="R1"):
-        answer_request({**request, "cube": {"value": 3}}, player, STANDARD)
+        answer_request({"board": board, "dice": [4, 1], "cube": {"value": 3}}, player, STANDARD)
 
 
 def test_close_decisions_are_read_one_ply_deeper(tiny_net: Path) -> None:
@@ -398,7 +403,9 @@ def test_nard_hint_ranks_for_the_match_score(capsys: pytest.CaptureFixture[str])
 
     from nard_rl.commands import hint
 
-    board = [-1, 2, 3, -1, 2, 2, 2, 0, 1, 0, 0, 0, 1, 1, 0, -3, 0, -2, 1, -3, -3, 0, -2, 0, 0, 0]
+    # a position of the reference file where the shipped net plays 4-1 differently for
+    # a 1-away leader than for money (found as in the agent test above)
+    board = json.loads(DATA.read_text().splitlines()[12])["board"]
     parser = argparse.ArgumentParser()
     hint.add_arguments(parser)
     base = ["--board", json.dumps(board), "--dice", "4", "1", "--json"]

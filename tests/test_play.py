@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import torch
+
 from nard_rl.commands.play import Session
 from nard_rl.encoding import get_encoding
 from nard_rl.engine.game import Phase
@@ -16,6 +18,7 @@ from nard_rl.network import NetSpec, save_checkpoint
 def _tiny(path: Path) -> Path:
     enc = get_encoding("tesauro198")
     spec = NetSpec(enc.name, enc.version, enc.size, (8,), "sigmoid", "standard")
+    torch.manual_seed(0)  # the same weights whatever ran before
     save_checkpoint(path, spec.build(), spec, games=0, step=0)
     return path
 

@@ -3,6 +3,7 @@ fitting, the gate, and the whole loop on a tiny config through the CLI."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import subprocess
@@ -250,3 +251,31 @@ def test_tiny_pipeline_end_to_end_and_resume(tmp_path: Path, capsys: pytest.Capt
     assert main(args) == 0  # finished: nothing is redone
     assert (run / "gen_001" / "candidate.pt").stat().st_mtime_ns == mtime
     assert "fitting" not in capsys.readouterr().out
+
+
+def test_pipeline_takes_the_rules_group_like_train(tmp_path: Path) -> None:
+    """``rules=mars`` selects the same config group as in ``nard train``; the labels and
+    the gate then play by the mars rules (the pip-waste move generator)."""
+    spec = dataclasses.replace(_spec(), rules="mars")
+    init = _save(tmp_path / "mars0.pt", _net(3), spec)
+    args = [
+        "pipeline",
+        "supervised=tiny",
+        "rules=mars",
+        f"out_dir={tmp_path}",
+        f"init={init}",
+        "name=m",
+        "stage=label",
+        "label.shards=1",
+        "label.decisions_per_shard=10",
+        "progress=false",
+    ]
+    assert main(args) == 0
+    best = load_checkpoint(tmp_path / "m" / "best.pt")
+    assert best["extra"]["history"][-1]["config"]["rules"] == {"name": "mars"}
+    shards = tmp_path / "m" / "gen_001" / "shards"
+    data, meta = read_shard(shard_path(shards, 0))
+    assert meta["rules"] == "mars" and len(data["decision"]) > 0
+    assert len(load_rows([shards], rules="mars")["boards"]) == len(data["boards"])
+    with pytest.raises(ValueError, match="labelled under mars rules, not standard"):
+        load_rows([shards], rules="standard")

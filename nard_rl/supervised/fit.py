@@ -86,12 +86,18 @@ class FitResult:
         return asdict(self)
 
 
-def load_rows(folders: Sequence[str | Path]) -> dict[str, np.ndarray]:
-    """Every shard of the given folders, concatenated; ``generation`` tells them apart."""
+def load_rows(folders: Sequence[str | Path], rules: str | None = None) -> dict[str, np.ndarray]:
+    """Every shard of the given folders, concatenated; ``generation`` tells them apart.
+
+    With ``rules``, a shard labelled under another rule set is refused: its equities
+    (mars wins worth 2, no backgammons) would teach the wrong values.  Shards written
+    before the rule set was recorded are taken as they are."""
     parts: list[dict[str, np.ndarray]] = []
     for g, folder in enumerate(folders):
         for path in sorted(Path(folder).glob("shard_*.npz")):
-            data, _ = read_shard(path)
+            data, meta = read_shard(path)
+            if rules is not None and meta.get("rules", rules) != rules:
+                raise ValueError(f"{path} was labelled under {meta['rules']} rules, not {rules}")
             data["generation"] = np.full(data["boards"].shape[0], g, dtype=np.int64)
             parts.append(data)
     if not parts:

@@ -377,7 +377,13 @@ def label_shard(
                 )
                 bar.update(hi - lo)
             data = {f: np.concatenate([p[f] for p in parts]) for f in SHARD_FIELDS}
-            meta = {"shard": i, "generation": generation, "seed": ss, "label": asdict(cfg)}
+            meta = {
+                "shard": i,
+                "generation": generation,
+                "seed": ss,
+                "rules": evaluator.rules.name,
+                "label": asdict(cfg),
+            }
             write_shard(shard_path(folder, i), data, meta)
     finally:
         bar.close()

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from nard_rl.config import RulesConfig
 from nard_rl.distributed import DistContext, init_distributed, torchrun_env, weights_digest
 from nard_rl.evaluator import load_evaluator
 from nard_rl.io import atomic_write
@@ -81,8 +82,8 @@ class PipelineConfig:
     """With stage=label: which worker this is (labels shards i with i % num_shards == shard)."""
     num_shards: int = 1
     """With stage=label: how many workers share the labelling."""
-    rules: str = "standard"
-    """Rule set of the games and equities."""
+    rules: RulesConfig = field(default_factory=RulesConfig)
+    """Rule set of the games and equities (the group ``rules=mars``, as in ``nard train``)."""
     seed: int = 0
     """Seed of collection dice, noise and fitting; the same seed repeats a run."""
     device: str = "cpu"
@@ -101,6 +102,12 @@ def _plain(cfg: Any) -> dict[str, Any]:
     from omegaconf import OmegaConf
 
     return OmegaConf.to_container(cfg, resolve=True)  # type: ignore[return-value]
+
+
+def _rules(conf: dict[str, Any]) -> str:
+    """The rule set's name; a plain string is accepted too (configs built in Python)."""
+    rules = conf["rules"]
+    return str(rules["name"] if isinstance(rules, dict) else rules)
 
 
 def _atomic_json(path: Path, obj: Any) -> None:
@@ -207,7 +214,7 @@ def _run_stages(conf: dict[str, Any], ctx: DistContext | None) -> Path:
         gdir = generation_dir(run, g)
         shards = gdir / "shards"
         if conf["stage"] in ("all", "label"):
-            evaluator = load_evaluator(str(best), rules=conf["rules"])
+            evaluator = load_evaluator(str(best), rules=_rules(conf))
             _log(f"generation {g}: labelling shard {conf['shard']} of {conf['num_shards']}")
             label_shard(
                 evaluator,
@@ -280,7 +287,7 @@ def _fit_generation(
         raise ValueError(f"fit.init must be previous or scratch, got {fit_cfg.init!r}")
     first = max(1, g - fit_cfg.data_generations + 1)
     folders = [generation_dir(run, h) / "shards" for h in range(first, g + 1)]
-    rows = load_rows(folders)
+    rows = load_rows(folders, rules=_rules(conf))
     log = _log if ctx.is_main else lambda msg: None
     ranks = f" on {ctx.world_size} ranks" if ctx.enabled else ""
     log(
@@ -342,7 +349,7 @@ def _gate_generation(
     run: Path, g: int, best: Path, cand: Path, conf: dict[str, Any], gate_cfg: GateConfig
 ) -> None:
     _log(f"generation {g}: gate, {gate_cfg.games:,} games against the previous generation")
-    verdict = gate(cand, best, gate_cfg, rules=conf["rules"], generation=g, progress=_bars(conf))
+    verdict = gate(cand, best, gate_cfg, rules=_rules(conf), generation=g, progress=_bars(conf))
     verdict["generation"] = g
     _log(
         f"generation {g}: {verdict['ppg']:+.4f} ppg +- {verdict['se']:.4f} (1 se) -> "
