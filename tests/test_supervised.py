@@ -3,7 +3,6 @@ fitting, the gate, and the whole loop on a tiny config through the CLI."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import signal
 import subprocess
@@ -255,9 +254,9 @@ def test_tiny_pipeline_end_to_end_and_resume(tmp_path: Path, capsys: pytest.Capt
 
 def test_pipeline_takes_the_rules_group_like_train(tmp_path: Path) -> None:
     """``rules=mars`` selects the same config group as in ``nard train``; the labels and
-    the gate then play by the mars rules (the pip-waste move generator)."""
-    spec = dataclasses.replace(_spec(), rules="mars")
-    init = _save(tmp_path / "mars0.pt", _net(3), spec)
+    the gate then play by the mars rules (the pip-waste move generator), and a standard
+    teacher's student is a mars net."""
+    init = _save(tmp_path / "std0.pt", _net(3), _spec())
     args = [
         "pipeline",
         "supervised=tiny",
@@ -265,14 +264,17 @@ def test_pipeline_takes_the_rules_group_like_train(tmp_path: Path) -> None:
         f"out_dir={tmp_path}",
         f"init={init}",
         "name=m",
-        "stage=label",
+        "generations=1",
         "label.shards=1",
         "label.decisions_per_shard=10",
+        "gate.games=20",
         "progress=false",
     ]
     assert main(args) == 0
+    assert load_checkpoint(tmp_path / "m" / "gen_001" / "candidate.pt")["spec"]["rules"] == "mars"
     best = load_checkpoint(tmp_path / "m" / "best.pt")
-    assert best["extra"]["history"][-1]["config"]["rules"] == {"name": "mars"}
+    init_entry = next(h for h in best["extra"]["history"] if h.get("stage") == "init")
+    assert init_entry["config"]["rules"] == {"name": "mars"}
     shards = tmp_path / "m" / "gen_001" / "shards"
     data, meta = read_shard(shard_path(shards, 0))
     assert meta["rules"] == "mars" and len(data["decision"]) > 0

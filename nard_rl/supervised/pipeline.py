@@ -133,7 +133,9 @@ def _copy_checkpoint(src: Path, dst: Path, entry: dict[str, Any]) -> None:
     )
 
 
-def _student_spec(teacher: NetSpec, student: dict[str, Any]) -> NetSpec:
+def _student_spec(teacher: NetSpec, student: dict[str, Any], rules: str) -> NetSpec:
+    """The fitted net's spec: ``student``'s shape over the teacher's, and the run's rule
+    set (a standard teacher fitted under ``rules=mars`` yields a mars net)."""
     from nard_rl.encoding import get_encoding
 
     enc = get_encoding(student.get("encoding") or teacher.encoding)
@@ -144,7 +146,7 @@ def _student_spec(teacher: NetSpec, student: dict[str, Any]) -> NetSpec:
         inputs=enc.size,
         hidden=tuple(int(h) for h in hidden) if hidden else teacher.hidden,
         activation=student.get("activation") or teacher.activation,
-        rules=teacher.rules,
+        rules=rules,
     )
 
 
@@ -276,7 +278,7 @@ def _fit_generation(
     if ctx is None:
         ctx = DistContext(device=resolve_device(conf["device"]))
     teacher_net, teacher_spec, ckpt = load_network(best)
-    spec = _student_spec(teacher_spec, conf["student"])
+    spec = _student_spec(teacher_spec, conf["student"], _rules(conf))
     seed = int(conf["seed"]) * 1000 + g
     if fit_cfg.init == "previous":
         net = grow_net(teacher_net, teacher_spec, spec, seed=seed)
