@@ -3,6 +3,7 @@ fitting, the gate, and the whole loop on a tiny config through the CLI."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import subprocess
@@ -22,7 +23,14 @@ from nard_rl.engine.rules import cubeless_equity
 from nard_rl.evaluator import NetEvaluator
 from nard_rl.network import EquityNet, NetSpec, load_checkpoint, save_checkpoint
 from nard_rl.search import Search
-from nard_rl.supervised.fit import FitConfig, fit, grow_net, heldout_mask, load_rows
+from nard_rl.supervised.fit import (
+    FitConfig,
+    cosine_lr,
+    fit,
+    grow_net,
+    heldout_mask,
+    load_rows,
+)
 from nard_rl.supervised.gate import GateConfig, gate
 from nard_rl.supervised.label import (
     LabelConfig,
@@ -208,6 +216,22 @@ def test_fit_lowers_the_heldout_loss_and_holds_out_whole_decisions(tmp_path: Pat
     assert res.best_heldout_loss < 0.5 * res.initial_heldout_loss
     assert res.train_rows + res.heldout_rows == len(rows["boards"])
     assert not net.training
+
+
+def test_cosine_decay_runs_from_lr_to_lr_final_and_is_validated(tmp_path: Path) -> None:
+    assert cosine_lr(1e-3, 1e-5, 0, 101) == pytest.approx(1e-3)
+    assert cosine_lr(1e-3, 1e-5, 50, 101) == pytest.approx((1e-3 + 1e-5) / 2)
+    assert cosine_lr(1e-3, 1e-5, 100, 101) == pytest.approx(1e-5)
+    lrs = [cosine_lr(1e-3, 1e-5, s, 101) for s in range(101)]
+    assert all(a >= b for a, b in itertools.pairwise(lrs))
+    teacher = _evaluator(5)
+    label_shard(teacher, tmp_path, SMALL, seed=2, progress=False)
+    rows = load_rows([tmp_path])
+    with pytest.raises(ValueError, match="lr_final"):
+        fit(_net(6), _spec(), rows, FitConfig(lr=1e-3, lr_final=1e-2), seed=0)
+    cfg = FitConfig(lr=1e-2, lr_final=1e-4, batch=16, max_epochs=20, patience=40, holdout=0.3)
+    _, res = fit(_net(6), _spec(), rows, cfg, seed=0)
+    assert res.best_heldout_loss < 0.5 * res.initial_heldout_loss
 
 
 def test_gate_accepts_only_a_clear_winner(tmp_path: Path) -> None:
