@@ -103,6 +103,50 @@ def test_answers(analyzer: Analyzer) -> None:
     assert decide(analyzer, board_line(closed, dice=(3, 4))) == ""
 
 
+def _first_ply_disagreement(analyzer: Analyzer) -> str:
+    """A board line (from seeded games) whose best play differs at 0 and 1 ply."""
+    for seed in range(40):
+        game = Game(seed=seed)
+        while not game.is_over:
+            if game.phase.value != "move":
+                game.roll()
+                continue
+            line = board_line(list(game.position.board), dice=game.dice)
+            if decide(analyzer, line, ply=0) != decide(analyzer, line, ply=1):
+                return line
+            game.play(decide(analyzer, line, ply=0))
+    raise AssertionError("0-ply and 1-ply agreed everywhere")
+
+
+def test_plays_are_answered_at_the_ply_asked(analyzer: Analyzer) -> None:
+    line = _first_ply_disagreement(analyzer)
+    state = parse_board_line(line).state()
+    assert decide(analyzer, line, ply=1) == analyzer.best_play(state, 1)[0]
+    assert decide(analyzer, line) == analyzer.best_play(state, analyzer.ply)[0]
+
+    async def main() -> bytes:
+        server = await start_gnubg_server(analyzer, "127.0.0.1", 0, ply=1)
+        port = server.sockets[0].getsockname()[1]
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(line.encode() + b"\n\x00")
+        await writer.drain()
+        answer = await asyncio.wait_for(reader.readline(), 120)
+        writer.close()
+        server.close()
+        await server.wait_closed()
+        return answer
+
+    assert asyncio.run(main()) == decide(analyzer, line, ply=1).encode() + b"\n"
+
+
+def test_the_external_player_plays_at_1_ply_by_default() -> None:
+    from nard_rl.server.config import ServerConfig
+
+    assert ServerConfig().external_ply == 1
+    with pytest.raises(ValueError, match="external_ply"):
+        ServerConfig().updated({"external_ply": 4})
+
+
 @pytest.mark.parametrize(
     "line, word",
     [

@@ -32,6 +32,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rules", choices=("standard", "mars"), help="default rule set")
     parser.add_argument("--ply", type=int, help="default lookahead of hints and plays (0..3)")
     parser.add_argument("--cube-ply", type=int, help="lookahead of cube decisions (default 1)")
+    parser.add_argument(
+        "--external-ply",
+        type=int,
+        help="lookahead of the plays answered to gnubg's external-player port (default 1)",
+    )
     parser.add_argument("--max-batch", type=int, help="most afterstates in one forward pass")
     parser.add_argument("--max-wait-ms", type=float, help="micro-batch wait (default 1 ms)")
     parser.add_argument("--max-body-bytes", type=int, help="largest request body")
@@ -63,6 +68,7 @@ def _config(args: argparse.Namespace) -> ServerConfig:
         rules=args.rules,
         ply=args.ply,
         cube_ply=args.cube_ply,
+        external_ply=args.external_ply,
         max_batch=args.max_batch,
         max_wait_ms=args.max_wait_ms,
         max_body_bytes=args.max_body_bytes,
@@ -107,7 +113,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"nard serve: gnubg external player on {cfg.gnubg_host}:{cfg.gnubg_external}")
         with contextlib.ExitStack() as stack:
             log = stack.enter_context(open(cfg.gnubg_log, "a")) if cfg.gnubg_log else None
-            asyncio.run(serve_forever(analyzer, cfg.gnubg_host, cfg.gnubg_external, log))
+            asyncio.run(
+                serve_forever(
+                    analyzer, cfg.gnubg_host, cfg.gnubg_external, log, ply=cfg.external_ply
+                )
+            )
         return 0
     print(f"nard serve: http://{cfg.host}:{cfg.port}/ (API docs at /docs)", flush=True)
     if cfg.workers > 1:

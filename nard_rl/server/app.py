@@ -149,7 +149,7 @@ def create_app(config: ServerConfig | None = None, analyzer: Analyzer | None = N
 
                 log = stack.enter_context(open(cfg.gnubg_log, "a")) if cfg.gnubg_log else None
                 gnubg = await start_gnubg_server(
-                    an, cfg.gnubg_host, cfg.gnubg_external, batcher, log
+                    an, cfg.gnubg_host, cfg.gnubg_external, batcher, log, ply=cfg.external_ply
                 )
             try:
                 yield

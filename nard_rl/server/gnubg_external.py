@@ -130,8 +130,9 @@ def checked_play(state: DecisionState, move: str, board: list[int]) -> str:
     return move
 
 
-def decide(analyzer: Analyzer, line: str) -> str:
-    """The answer line (without the newline) to one board line."""
+def decide(analyzer: Analyzer, line: str, ply: int | None = None) -> str:
+    """The answer line (without the newline) to one board line; plays are chosen at
+    ``ply`` (the analyzer's default when None)."""
     try:
         parsed = parse_board_line(line)
         state = parsed.state()
@@ -141,7 +142,7 @@ def decide(analyzer: Analyzer, line: str) -> str:
             if parsed.may_double and analyzer.should_double(state):
                 return "double"
             return "roll"
-        move, board = analyzer.best_play(state)
+        move, board = analyzer.best_play(state, ply)
         return checked_play(state, move, board)
     except (ValueError, KeyError) as exc:  # PositionError, ProtocolError, MatchScore's
         return f"Error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
@@ -153,6 +154,7 @@ async def _handle(
     reader: asyncio.StreamReader,
     writer: asyncio.StreamWriter,
     transcript: TextIO | None,
+    ply: int | None = None,
 ) -> None:
     buffer = b""
     try:
@@ -172,7 +174,7 @@ async def _handle(
                 if not text:
                     continue
                 try:
-                    answer = await run(decide, analyzer, text)
+                    answer = await run(decide, analyzer, text, ply)
                 except Exception as exc:  # a bug must not cost gnubg its connection
                     answer = f"Error: internal error ({type(exc).__name__})"
                 if transcript is not None:
@@ -194,9 +196,11 @@ async def start_gnubg_server(
     port: int,
     batcher: Any = None,
     transcript: TextIO | None = None,
+    ply: int | None = None,
 ) -> asyncio.Server:
     """Listen for gnubg; decisions run on the batcher's evaluation thread when given.
-    ``transcript`` receives one JSON line per decision: ``{"line", "answer"}``."""
+    ``transcript`` receives one JSON line per decision: ``{"line", "answer"}``; plays
+    are chosen at ``ply`` (the analyzer's default when None)."""
     loop = asyncio.get_running_loop()
 
     async def run(fn: Any, *args: Any) -> Any:
@@ -205,14 +209,18 @@ async def start_gnubg_server(
         return await loop.run_in_executor(None, fn, *args)
 
     return await asyncio.start_server(
-        lambda r, w: _handle(analyzer, run, r, w, transcript), host, port, limit=MAX_LINE
+        lambda r, w: _handle(analyzer, run, r, w, transcript, ply), host, port, limit=MAX_LINE
     )
 
 
 async def serve_forever(
-    analyzer: Analyzer, host: str, port: int, transcript: TextIO | None = None
+    analyzer: Analyzer,
+    host: str,
+    port: int,
+    transcript: TextIO | None = None,
+    ply: int | None = None,
 ) -> None:
-    server = await start_gnubg_server(analyzer, host, port, transcript=transcript)
+    server = await start_gnubg_server(analyzer, host, port, transcript=transcript, ply=ply)
     async with server:
         await server.serve_forever()
 
