@@ -11,6 +11,7 @@ import asyncio
 import functools
 import subprocess
 import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nard_rl.engine.game import Game
-from nard_rl.engine.position import START_BOARD, Position
+from nard_rl.engine.position import START_BOARD
 from nard_rl.server.analysis import Analyzer
 from nard_rl.server.gnubg_external import decide, parse_board_line, start_gnubg_server
 
@@ -79,22 +80,30 @@ def test_cube_owner_from_the_may_double_flags() -> None:
     assert parse_board_line(board_line(cube=1, may=(1, 1))).state().cube.owner == "centered"
 
 
-def test_answers(analyzer: Analyzer) -> None:
-    assert decide(analyzer, board_line()) in ("roll", "double")
-    assert decide(analyzer, board_line(turn=-1, doubled=1)) in ("take", "drop")
-    play = decide(analyzer, board_line(dice=(6, 5)))
-    assert play == "24/13"
-    # every play answered for many positions and rolls is one of the legal plays
-    for seed in range(3):
+def _played_lines(analyzer: Analyzer, seeds: Iterable[int]) -> Iterator[tuple[Game, str]]:
+    """Each (game, board line) where a seeded game is to move; after the caller looks,
+    the game goes on with the analyzer's answer."""
+    for seed in seeds:
         game = Game(seed=seed)
         while not game.is_over:
             if game.phase.value != "move":
                 game.roll()
                 continue
-            board = list(game.position.board)
-            answer = decide(analyzer, board_line(board, dice=game.dice))
-            assert answer in {p.move for p in Position(board).plays(*game.dice)}
-            game.play(answer)  # the engine reads the notation back
+            line = board_line(list(game.position.board), dice=game.dice)
+            yield game, line
+            game.play(decide(analyzer, line))
+
+
+def test_answers(analyzer: Analyzer) -> None:
+    assert decide(analyzer, board_line()) in ("roll", "double")
+    assert decide(analyzer, board_line(turn=-1, doubled=1)) in ("take", "drop")
+    play = decide(analyzer, board_line(dice=(6, 5)))
+    assert play == "24/13"
+    # every play answered for many positions and rolls is one of the legal plays (the
+    # games go on with those answers: the engine reads the notation back)
+    for game, line in _played_lines(analyzer, range(3)):
+        answer = decide(analyzer, line)
+        assert answer in {p.move for p in game.position.plays(*game.dice)}
     # a roll that cannot be played answers an empty line
     closed = [0] * 26
     closed[25] = 1
@@ -105,16 +114,9 @@ def test_answers(analyzer: Analyzer) -> None:
 
 def _first_ply_disagreement(analyzer: Analyzer) -> str:
     """A board line (from seeded games) whose best play differs at 0 and 1 ply."""
-    for seed in range(40):
-        game = Game(seed=seed)
-        while not game.is_over:
-            if game.phase.value != "move":
-                game.roll()
-                continue
-            line = board_line(list(game.position.board), dice=game.dice)
-            if decide(analyzer, line, ply=0) != decide(analyzer, line, ply=1):
-                return line
-            game.play(decide(analyzer, line, ply=0))
+    for _, line in _played_lines(analyzer, range(40)):
+        if decide(analyzer, line, ply=0) != decide(analyzer, line, ply=1):
+            return line
     raise AssertionError("0-ply and 1-ply agreed everywhere")
 
 
