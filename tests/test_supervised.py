@@ -18,7 +18,9 @@ import torch
 
 from nard_rl.cli import main
 from nard_rl.encoding import get_encoding
+from nard_rl.engine.batch import start_boards
 from nard_rl.engine.movegen import legal_afterstates_batch
+from nard_rl.engine.position import flip_boards
 from nard_rl.engine.rules import cubeless_equity
 from nard_rl.evaluator import NetEvaluator
 from nard_rl.network import EquityNet, NetSpec, load_checkpoint, save_checkpoint
@@ -35,6 +37,7 @@ from nard_rl.supervised.gate import GateConfig, gate
 from nard_rl.supervised.label import (
     LabelConfig,
     collect_decisions,
+    collect_outcomes,
     label_decisions,
     label_shard,
     make_labeller,
@@ -118,6 +121,56 @@ def test_truncated_rollout_shares_dice_within_a_decision() -> None:
         truncated_rollout(ev, won, np.zeros(1, np.int64), trials=2, horizon=4, seed=0),
         [[1, 1, 0, 0, 0]],
     )
+
+
+def test_outcome_labels_are_the_results_of_whole_games() -> None:
+    ev = _evaluator()
+    boards, probs, game = collect_outcomes(ev, 20, np.random.default_rng(5), SMALL)
+    assert sorted(np.unique(game).tolist()) == list(range(20))  # every game, once, whole
+    again = collect_outcomes(ev, 20, np.random.default_rng(5), SMALL)
+    np.testing.assert_array_equal(boards, again[0])  # a pure function of the rng
+    start = start_boards(1)[0]
+    for g in range(20):
+        path, res = boards[game == g], probs[game == g]
+        # consecutive afterstates: the next mover's position is the flipped afterstate,
+        # and one roll moves at most 4 checkers' worth of pips (a pass moves none)
+        first_moves = np.abs(flip_boards(path[:1])[0].astype(int) - start).sum()
+        assert first_moves <= 8
+        assert (np.abs(path).sum(axis=1) <= 30).all()
+        # the last afterstate ends the game: the mover bore off, and its row is a win
+        assert (path[-1] <= 0).all() and res[-1, 0] == 1.0
+        # rows alternate winner and loser going back, with the same gammon flags mirrored
+        win = res[-1]
+        for t in range(path.shape[0]):
+            expect = (
+                win if (path.shape[0] - 1 - t) % 2 == 0 else win[[0, 3, 4, 1, 2]] * [0, 1, 1, 1, 1]
+            )
+            np.testing.assert_array_equal(res[t], expect)
+        assert win[2] <= win[1] <= win[0]  # a backgammon is a gammon is a win
+    with pytest.raises(ValueError, match="at least one game"):
+        collect_outcomes(ev, 0, np.random.default_rng(0), SMALL)
+
+
+def test_shards_with_outcome_games(tmp_path: Path) -> None:
+    ev = _evaluator()
+    cfg = LabelConfig(shards=2, decisions_per_shard=6, outcome_games=3, parallel_games=8)
+    label_shard(ev, tmp_path, cfg, seed=1, progress=False)
+    rows = load_rows([tmp_path])
+    games = rows["decision"] >= cfg.shards * cfg.decisions_per_shard
+    assert np.unique(rows["decision"][games]).size == 2 * 3  # one id per game, no clash
+    assert np.unique(rows["decision"][~games]).size == 2 * 6
+    assert set(np.unique(rows["probs"][games][:, 0]).tolist()) == {0.0, 1.0}
+    assert not rows["disagree"][games].any()
+    np.testing.assert_allclose(
+        rows["probs0"][games], ev.probabilities(rows["boards"][games]), atol=1e-6
+    )
+    only = LabelConfig(shards=1, decisions_per_shard=0, outcome_games=2, parallel_games=4)
+    label_shard(ev, tmp_path / "only", only, progress=False)
+    assert load_rows([tmp_path / "only"])["probs"].shape[0] > 2
+    with pytest.raises(ValueError, match="shard would be empty"):
+        LabelConfig(decisions_per_shard=0)
+    with pytest.raises(ValueError, match="must be >= 0"):
+        LabelConfig(outcome_games=-1)
 
 
 def test_label_shard_splits_work_and_skips_finished_shards(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ in progress and several processes (or ranks) can share one generation's folder.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -82,10 +82,17 @@ class LabelConfig:
     """Rollouts per candidate (method=rollout)."""
     rollout_horizon: int = 8
     """Plies of each truncated rollout before the evaluator judges the position."""
+    outcome_games: int = 0
+    """Whole self-play games per shard whose every afterstate is also labelled with the
+    game's result (``collect_outcomes``); 0: none."""
 
     def __post_init__(self) -> None:
-        positive = ("shards", "decisions_per_shard", "top_k", "parallel_games", "chunk")
+        positive = ("shards", "top_k", "parallel_games", "chunk")
         bad = [f"{k}={getattr(self, k)}" for k in positive if getattr(self, k) < 1]
+        if self.decisions_per_shard < 0 or self.outcome_games < 0:
+            bad.append("decisions_per_shard and outcome_games must be >= 0")
+        elif self.decisions_per_shard + self.outcome_games == 0:
+            bad.append("decisions_per_shard=0 and outcome_games=0 (a shard would be empty)")
         bad += [
             f"{k}={getattr(self, k)}"
             for k in ("sample", "explore")
@@ -210,44 +217,108 @@ def make_labeller(
 # collection
 
 
+def _noisy_selfplay(
+    evaluator: Evaluator, rng: np.random.Generator, cfg: LabelConfig, explore: float
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """Endless noisy 0-ply self-play of ``cfg.parallel_games`` games, one item per step:
+    ``(boards, dice, counts, chosen, over)``, the positions before the play (mover's
+    view), their rolls, their numbers of legal plays (0: the mover must pass), the
+    chosen afterstates and which of them end the game.  A finished game starts again
+    from the opening position at the next step."""
+    rules = evaluator.rules
+    g = cfg.parallel_games
+    boards = start_boards(g)
+    opening = np.ones(g, dtype=bool)
+    while True:
+        dice = roll_dice(rng, g, opening)
+        afters, offsets = legal_afterstates_batch(boards, dice, rules.waste_rule)
+        legal = np.diff(offsets)
+        if (legal == 0).any():
+            afters, offsets = with_passes(afters, offsets, boards)
+        counts = np.diff(offsets)
+        eq = cubeless_equity(evaluator.probabilities(afters), rules)
+        if cfg.noise > 0:
+            eq = eq + rng.normal(0.0, cfg.noise, size=eq.shape)
+        local = segment_argmax(eq, offsets)
+        if explore > 0:
+            wild = rng.random(g) < explore
+            local[wild] = (rng.random(int(wild.sum())) * counts[wild]).astype(np.int64)
+        chosen = afters[offsets[:-1] + local]
+        over, _, _ = outcomes(chosen)
+        yield boards, dice, legal, chosen, over
+        boards = flip_boards(chosen)
+        boards[over] = start_boards(int(over.sum()))
+        opening = over
+
+
 def collect_decisions(
     evaluator: Evaluator, n: int, rng: np.random.Generator, cfg: LabelConfig
 ) -> tuple[np.ndarray, np.ndarray]:
     """``n`` decisions ``(boards (n, 26), dice (n, 2))`` from noisy 0-ply self-play."""
     if n < 1:
         raise ValueError(f"need at least one decision, got {n}")
-    rules = evaluator.rules
-    g = cfg.parallel_games
-    boards = start_boards(g)
-    opening = np.ones(g, dtype=bool)
     kept_b: list[np.ndarray] = []
     kept_d: list[np.ndarray] = []
     total = 0
-    while total < n:
-        dice = roll_dice(rng, g, opening)
-        afters, offsets = legal_afterstates_batch(boards, dice, rules.waste_rule)
-        counts = np.diff(offsets)
-        keep = (counts >= cfg.min_plays) & (rng.random(g) < cfg.sample)
+    for boards, dice, counts, _, _ in _noisy_selfplay(evaluator, rng, cfg, cfg.explore):
+        keep = (counts >= cfg.min_plays) & (rng.random(boards.shape[0]) < cfg.sample)
         if keep.any():
             kept_b.append(boards[keep].copy())
             kept_d.append(dice[keep].copy())
             total += int(keep.sum())
-        if (counts == 0).any():
-            afters, offsets = with_passes(afters, offsets, boards)
-            counts = np.diff(offsets)
-        eq = cubeless_equity(evaluator.probabilities(afters), rules)
-        if cfg.noise > 0:
-            eq = eq + rng.normal(0.0, cfg.noise, size=eq.shape)
-        local = segment_argmax(eq, offsets)
-        if cfg.explore > 0:
-            wild = rng.random(g) < cfg.explore
-            local[wild] = (rng.random(int(wild.sum())) * counts[wild]).astype(np.int64)
-        chosen = afters[offsets[:-1] + local]
-        over, _, _ = outcomes(chosen)
-        boards = flip_boards(chosen)
-        boards[over] = start_boards(int(over.sum()))
-        opening = over
+        if total >= n:
+            break
     return np.concatenate(kept_b)[:n], np.concatenate(kept_d)[:n]
+
+
+def collect_outcomes(
+    evaluator: Evaluator, games: int, rng: np.random.Generator, cfg: LabelConfig
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every afterstate of ``games`` whole self-play games, labelled with the game's
+    result: ``(afterstates (M, 26), probs (M, 5), game (M,))``, each row from the view
+    of the side that just moved (a win with its gammon and backgammon flags, or the
+    mirror loss).
+
+    These are Monte Carlo labels: one noisy draw each, but unbiased for the self-play
+    policy, where n-ply labels inherit the net's own misjudgements of positions whose
+    fate is decided many rolls later (containment, a late hit against a closed board).
+    The games use the collection noise but no random plays, so the results are those of
+    the net's own play.  Games still running once ``games`` have started are finished
+    too, so long games are not under-represented.
+    """
+    if games < 1:
+        raise ValueError(f"need at least one game, got {games}")
+    g = cfg.parallel_games
+    trail: list[list[np.ndarray]] = [[] for _ in range(g)]
+    slot_game = np.arange(g, dtype=np.int64)  # game number of each slot; >= games: ignored
+    started = g
+    rows: list[np.ndarray] = []
+    probs: list[np.ndarray] = []
+    ids: list[np.ndarray] = []
+    for _, _, _, chosen, over in _noisy_selfplay(evaluator, rng, cfg, 0.0):
+        for j in range(g):
+            if slot_game[j] < games:
+                trail[j].append(chosen[j])
+        if over.any():
+            _, finished = exact_finished(chosen[over])
+            for j, win in zip(np.flatnonzero(over), finished, strict=True):
+                if slot_game[j] < games:
+                    path = np.stack(trail[j])
+                    # the last row is the winner's; movers alternate going back
+                    winner = (np.arange(path.shape[0])[::-1] % 2) == 0
+                    rows.append(path)
+                    probs.append(np.where(winner[:, None], win, swap_sides(win[None, :])))
+                    ids.append(np.full(path.shape[0], slot_game[j], dtype=np.int64))
+                trail[j] = []
+                slot_game[j] = started
+                started += 1
+        if not (slot_game < games).any():
+            break
+    return (
+        np.concatenate(rows).astype(np.int8),
+        np.concatenate(probs).astype(np.float32),
+        np.concatenate(ids),
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -304,6 +375,23 @@ def label_decisions(
     }
 
 
+def outcome_rows(
+    evaluator: Evaluator, games: int, rng: np.random.Generator, cfg: LabelConfig, first_id: int
+) -> dict[str, np.ndarray]:
+    """``collect_outcomes`` as shard rows: one decision id per game (from ``first_id``, so
+    a game's positions stay on one side of the held-out split), ``probs0`` the net's own
+    0-ply view, never over-sampled."""
+    boards, probs, game = collect_outcomes(evaluator, games, rng, cfg)
+    return {
+        "boards": boards,
+        "probs": probs,
+        "probs0": evaluator.probabilities(boards).astype(np.float32),
+        "decision": first_id + game,
+        "rank0": np.zeros(boards.shape[0], dtype=np.int8),
+        "disagree": np.zeros(boards.shape[0], dtype=bool),
+    }
+
+
 def shard_path(folder: str | Path, index: int) -> Path:
     return Path(folder) / SHARD_PATTERN.format(index)
 
@@ -354,10 +442,11 @@ def label_shard(
     mine = [i for i in range(cfg.shards) if i % num == k]
     todo = [i for i in mine if not shard_path(folder, i).exists()]
     per = cfg.decisions_per_shard
+    work = per + cfg.outcome_games  # progress: decisions plus whole games
     bar = progress_bar(
-        len(mine) * per,
-        initial=(len(mine) - len(todo)) * per,
-        unit="dec",
+        len(mine) * work,
+        initial=(len(mine) - len(todo)) * work,
+        unit="item",
         desc=f"label gen {generation} [{k}/{num}]",
         disable=progress is False,  # None: on, once a minute when stderr is no terminal
     )
@@ -365,17 +454,22 @@ def label_shard(
         for i in todo:
             ss = shard_seed(seed, generation, i)
             rng = np.random.default_rng(ss)
-            labeller = make_labeller(evaluator, cfg, seed=_stream_seed(ss))
-            boards, dice = collect_decisions(evaluator, per, rng, cfg)
             parts: list[dict[str, np.ndarray]] = []
-            for lo in range(0, per, cfg.chunk):
-                hi = min(per, lo + cfg.chunk)
-                parts.append(
-                    label_decisions(
-                        evaluator, labeller, boards[lo:hi], dice[lo:hi], cfg, i * per + lo
+            if per:
+                labeller = make_labeller(evaluator, cfg, seed=_stream_seed(ss))
+                boards, dice = collect_decisions(evaluator, per, rng, cfg)
+                for lo in range(0, per, cfg.chunk):
+                    hi = min(per, lo + cfg.chunk)
+                    parts.append(
+                        label_decisions(
+                            evaluator, labeller, boards[lo:hi], dice[lo:hi], cfg, i * per + lo
+                        )
                     )
-                )
-                bar.update(hi - lo)
+                    bar.update(hi - lo)
+            if cfg.outcome_games:
+                first = cfg.shards * per + i * cfg.outcome_games
+                parts.append(outcome_rows(evaluator, cfg.outcome_games, rng, cfg, first))
+                bar.update(cfg.outcome_games)
             data = {f: np.concatenate([p[f] for p in parts]) for f in SHARD_FIELDS}
             meta = {
                 "shard": i,
