@@ -129,14 +129,15 @@ def test_outcome_labels_are_the_results_of_whole_games() -> None:
     assert sorted(np.unique(game).tolist()) == list(range(20))  # every game, once, whole
     again = collect_outcomes(ev, 20, np.random.default_rng(5), SMALL)
     np.testing.assert_array_equal(boards, again[0])  # a pure function of the rng
-    start = start_boards(1)[0]
+    rolls = np.array([(a, b) for a in range(1, 7) for b in range(a, 7)], dtype=np.int8)
     for g in range(20):
         path, res = boards[game == g], probs[game == g]
-        # consecutive afterstates: the next mover's position is the flipped afterstate,
-        # and one roll moves at most 4 checkers' worth of pips (a pass moves none)
-        first_moves = np.abs(flip_boards(path[:1])[0].astype(int) - start).sum()
-        assert first_moves <= 8
-        assert (np.abs(path).sum(axis=1) <= 30).all()
+        # a real game: each afterstate is a legal play (or a pass) of some roll from the
+        # position before it, the opening position first, then the flipped afterstate
+        before = np.concatenate([start_boards(1), flip_boards(path[:-1])])
+        for pos, after in zip(before, path, strict=True):
+            reach, _ = legal_afterstates_batch(np.repeat(pos[None], len(rolls), 0), rolls)
+            assert (reach == after).all(axis=1).any() or (after == pos).all()
         # the last afterstate ends the game: the mover bore off, and its row is a win
         assert (path[-1] <= 0).all() and res[-1, 0] == 1.0
         # rows alternate winner and loser going back, with the same gammon flags mirrored
