@@ -383,7 +383,15 @@ def test_two_rank_fit_equals_one_process_fit(tmp_path: Path) -> None:
     from nard_rl.cli import main
     from nard_rl.supervised.pipeline import generation_dir
 
-    common = ["supervised=tiny", "name=f", "label.decisions_per_shard=20", "progress=false"]
+    # a fit from scratch always gains on its held-out rows; one grown from the shipped net
+    # may keep its starting weights (early stopping), and then the comparison is empty
+    common = [
+        "supervised=tiny",
+        "name=f",
+        "label.decisions_per_shard=20",
+        "fit.init=scratch",
+        "progress=false",
+    ]
     one, two = tmp_path / "one", tmp_path / "two"
     assert main(["pipeline", *common, f"out_dir={one}", "stage=label"]) == 0
     shutil.copytree(one, two)
@@ -424,8 +432,7 @@ def test_two_rank_fit_equals_one_process_fit(tmp_path: Path) -> None:
     )
     for key in ("initial_heldout_loss", "best_heldout_loss", "heldout_equity_rmse"):
         assert r2[key] == pytest.approx(r1[key], rel=1e-5)  # held-out sums over both ranks
-    teacher = load_checkpoint(one / "f" / "best.pt")["model"]
     for k, w in ref["model"].items():
         assert torch.allclose(ckpt["model"][k], w, atol=1e-6), k
-    moved = max(float((ref["model"][k] - teacher[k]).abs().max()) for k in teacher)
-    assert moved > 1e-4  # the fit did move the weights: the comparison above means something
+    # the fit moved the weights from its start, so the comparison above means something
+    assert r1["best_heldout_loss"] < 0.9 * r1["initial_heldout_loss"]
