@@ -84,7 +84,8 @@ def test_default_net_is_loaded_by_agent_and_beats_random() -> None:
 
 def test_shipped_net_records_how_it_was_made() -> None:
     """The default net's checkpoint tells its whole making: the TD runs' configs, then
-    each supervised stage; every gate on record was passed by two standard errors, and a
+    each supervised stage; every gate on record was passed by two standard errors (or
+    was overridden by a promotion with its reason), and a
     net exported from a generation's candidate rather than after its gate says so in its
     note (see README, "The shipped net")."""
     from nard_rl.network import load_checkpoint
@@ -97,6 +98,9 @@ def test_shipped_net_records_how_it_was_made() -> None:
     assert stages[:4] == ["init", "label", "fit", "gate"]
     gates = [h for h in history if h.get("stage") == "gate"]
     assert all(g["accepted"] and g["ppg"] > g["margin"] for g in gates)
+    # a generation accepted by hand over its gate says why (``stage=promote``)
+    promoted = [h for h in history if h.get("stage") == "promote"]
+    assert all(h["note"] and h["ppg"] <= h["margin"] for h in promoted)
     last = history[-1]
     if last["stage"] == "fit":  # a candidate shipped on other evidence: the note gives it
         assert history[-2]["stage"] == "label"

@@ -359,3 +359,32 @@ def test_pipeline_takes_the_rules_group_like_train(tmp_path: Path) -> None:
     assert len(load_rows([shards], rules="mars")["boards"]) == len(data["boards"])
     with pytest.raises(ValueError, match="labelled under mars rules, not standard"):
         load_rows([shards], rules="standard")
+
+
+def test_promote_accepts_a_rejected_candidate_only_with_a_note(tmp_path: Path) -> None:
+    """``stage=promote`` is the recorded human override of a gate: the rejected candidate
+    becomes the teacher with the note in its history; nothing else is promotable."""
+    import json
+
+    from nard_rl.supervised.pipeline import current_generation, promote
+
+    run = tmp_path / "r"
+    (run / "gen_001").mkdir(parents=True)
+    _save(run / "best.pt", _net(1), _spec())
+    _save(run / "gen_001" / "candidate.pt", _net(2), _spec())
+    verdict = {"ppg": 0.004, "se": 0.003, "margin": 0.006, "games": 100, "accepted": False}
+    (run / "gen_001" / "gate.json").write_text(json.dumps(verdict))
+    with pytest.raises(ValueError, match="needs note"):
+        promote(run, "  ")
+    assert main(["pipeline", f"out_dir={tmp_path}", "name=r", "stage=promote", "note=why"]) == 0
+    best = load_checkpoint(run / "best.pt")
+    cand = load_checkpoint(run / "gen_001" / "candidate.pt")
+    assert all(torch.equal(best["model"][k], cand["model"][k]) for k in cand["model"])
+    entry = best["extra"]["history"][-1]
+    assert entry["stage"] == "promote" and entry["note"] == "why" and entry["ppg"] == 0.004
+    assert (run / "gen_001.pt").exists() and current_generation(run) == 2
+    assert json.loads((run / "gen_001" / "gate.json").read_text()) == verdict  # untouched
+    with pytest.raises(RuntimeError, match="already accepted"):
+        promote(run, "again")
+    with pytest.raises(RuntimeError, match="no gated generation"):
+        promote(tmp_path / "empty", "why")

@@ -43,7 +43,7 @@ from nard_rl.supervised.label import LabelConfig, label_shard, read_shard, shard
 BEST = "best.pt"
 CANDIDATE = "candidate.pt"
 GATE = "gate.json"
-STAGES = ("all", "label", "fit", "gate")
+STAGES = ("all", "label", "fit", "gate", "promote")
 
 
 @dataclass
@@ -77,7 +77,10 @@ class PipelineConfig:
     generations: int = 1
     """Generation number to stop after (a resumed run continues up to it)."""
     stage: str = "all"
-    """all, or one stage of the current generation: label, fit or gate."""
+    """all, or one stage of the current generation: label, fit or gate; or promote (accept
+    the last gated generation's rejected candidate by hand, with a ``note``)."""
+    note: str | None = None
+    """With stage=promote: why the rejected candidate is accepted (kept in its history)."""
     shard: int = 0
     """With stage=label: which worker this is (labels shards i with i % num_shards == shard)."""
     num_shards: int = 1
@@ -209,6 +212,8 @@ def _run_stages(conf: dict[str, Any], ctx: DistContext | None) -> Path:
         # the spec as given (``default`` or the user's path), not where it resolved to
         _copy_checkpoint(init, best, {"stage": "init", "from": conf["init"], "config": conf})
         _log(f"generation 0: {init}")
+    if conf["stage"] == "promote":
+        return promote(run, conf.get("note"))
     label_cfg = LabelConfig(**conf["label"])
     fit_cfg = FitConfig(**conf["fit"])
     gate_cfg = GateConfig(**conf["gate"])
@@ -250,6 +255,37 @@ def _run_stages(conf: dict[str, Any], ctx: DistContext | None) -> Path:
         if conf["stage"] != "all":
             return best
     return best
+
+
+def promote(run: Path, note: str | None) -> Path:
+    """Accept the last gated generation's candidate although its gate rejected it.
+
+    A gate of two standard errors is a blunt instrument near the top: a candidate a hair
+    ahead in play may be clearly better by outside measures (an expert program's
+    judgement of its plays on fixed positions).  Promotion is that human override: it
+    needs a ``note`` saying why, copies the candidate to ``best.pt`` and ``gen_NNN.pt``
+    with a ``promote`` entry (the gate's verdict and the note) in its history, so the
+    next generation is labelled by it and gated against it.  The gate's record is left as
+    it was."""
+    if not note or not note.strip():
+        raise ValueError("stage=promote needs note=... saying why the candidate is accepted")
+    g = current_generation(run) - 1
+    if g < 1:
+        raise RuntimeError(f"{run}: no gated generation to promote")
+    gdir = generation_dir(run, g)
+    verdict = json.loads((gdir / GATE).read_text())
+    if verdict.get("accepted") or (run / f"gen_{g:03d}.pt").exists():
+        raise RuntimeError(f"generation {g} is already accepted; nothing to promote")
+    entry = {
+        "stage": "promote",
+        "generation": g,
+        "note": note.strip(),
+        **{k: verdict[k] for k in ("ppg", "se", "margin", "games") if k in verdict},
+    }
+    _copy_checkpoint(gdir / CANDIDATE, run / f"gen_{g:03d}.pt", entry)
+    _copy_checkpoint(gdir / CANDIDATE, run / BEST, entry)
+    _log(f"generation {g}: promoted by hand ({note.strip()})")
+    return run / BEST
 
 
 def _init_path(spec: str) -> Path:
