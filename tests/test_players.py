@@ -214,3 +214,41 @@ def test_gnubg_player_close_ends_the_process() -> None:
     with pytest.raises(GnubgError, match="closed"):
         player.choose_batch(board, dice, afters, offsets)
     player.close()  # idempotent
+
+
+def test_gnubg_stand_in_plays_cubefully_when_given_a_cube() -> None:
+    """With a cube and score, gnubg's own player chooses cubeful plays, so the in-process
+    stand-in must too; cubeless money play stays cubeless.  (A fake ``gnubg`` module
+    records the evaluation contexts the script hands over.)"""
+    from nard_rl.players import gnubg_script
+
+    class FakeGnubg:
+        def __init__(self) -> None:
+            self.contexts: list[dict[str, object]] = []
+            self.infos: list[object] = []
+
+        def cubeinfo(self, *args: object) -> object:
+            return ("cube", args)
+
+        def command(self, text: str) -> None:
+            pass
+
+        def findbestmove(self, board: object, info: object, context: dict) -> tuple:
+            self.contexts.append(context)
+            self.infos.append(info)
+            return (8, 5, 6, 5, 0, 0, 0, 0)
+
+    fake = FakeGnubg()
+    board = list(START_BOARD)
+    request = {"op": "best", "plies": 0, "boards": [board, board], "dice": [[3, 1], [3, 1]]}
+    gnubg_script._handle(fake, request)
+    assert [c["cubeful"] for c in fake.contexts] == [0, 0]
+    fake.contexts.clear()
+    fake.infos.clear()
+    cubes = [[1, -1, 5, 2, 3, 0], [2, 1, 0, 0, 0, 0]]  # a 5-point match at 2-3; money, owned
+    answer = gnubg_script._handle(fake, {**request, "cubes": cubes})
+    assert [c["cubeful"] for c in fake.contexts] == [1, 1]
+    assert all(c["plies"] == 0 and c["noise"] == 0.0 for c in fake.contexts)
+    # the match cube's scores are (opponent, side on roll): gnubg's player 1 is on roll
+    assert fake.infos[0] == ("cube", (1, -1, 1, 5, (3, 2), 0, 0))
+    assert answer == {"moves": [[8, 5, 6, 5, 0, 0, 0, 0]] * 2}

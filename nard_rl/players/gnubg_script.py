@@ -9,7 +9,8 @@ Boards arrive in the JSON board format (26 ints, the side on roll positive).  Re
 * ``{"op": "best", "plies": N, "boards": [...], "dice": [[d1, d2], ...]}`` ->
   ``{"moves": [[from, to, ...8 ints], ...]}``: gnubg's chosen play per position, as
   per-die steps in the mover's numbering (25 = bar, 0 = off; unused pairs are 0, 0);
-  an optional ``"cubes"`` list (the ``cube`` op's rows) plays each for its cube and score.
+  an optional ``"cubes"`` list (the ``cube`` op's rows) plays each for its cube and score,
+  cubefully, as gnubg's own player does.
 * ``{"op": "evaluate", "plies": N, "boards": [...]}`` -> ``{"equities": [...]}``:
   cubeless money equity for the side on roll of each board.
 * ``{"op": "cube", "plies": N, "boards": [...], "cubes": [[value, owner, length,
@@ -52,12 +53,14 @@ def _handle(gnubg: Any, request: dict[str, Any]) -> dict[str, Any]:
     op = request.get("op")
     cube = gnubg.cubeinfo()
     if op == "best":
-        context = _context(request["plies"])
+        # with a cube, gnubg's own player chooses cubeful plays (its default evaluation
+        # setting), which at a match score differ from cubeless ones; so must its stand-in
+        cubeless, cubeful = _context(request["plies"]), dict(_context(request["plies"]), cubeful=1)
         specs = request.get("cubes") or [None] * len(request["boards"])
         moves = []
         for board, (d1, d2), spec in zip(request["boards"], request["dice"], specs, strict=True):
             gnubg.command(f"set dice {int(d1)} {int(d2)}")
-            info = cube if spec is None else _cube_info(gnubg, spec)
+            info, context = (cube, cubeless) if spec is None else (_cube_info(gnubg, spec), cubeful)
             moves.append(list(gnubg.findbestmove(to_gnubg_board(board), info, context)))
         return {"moves": moves}
     if op == "evaluate":
