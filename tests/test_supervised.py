@@ -388,3 +388,6 @@ def test_promote_accepts_a_rejected_candidate_only_with_a_note(tmp_path: Path) -
         promote(run, "again")
     with pytest.raises(RuntimeError, match="no gated generation"):
         promote(tmp_path / "empty", "why")
+    with pytest.raises(SystemExit):  # the command reports the same error and fails
+        main(["pipeline", f"out_dir={tmp_path}", "name=new", "stage=promote", "note=x"])
+    assert not (tmp_path / "new" / "best.pt").exists()  # no run was started

@@ -207,13 +207,13 @@ def _run_stages(conf: dict[str, Any], ctx: DistContext | None) -> Path:
     run = Path(conf["out_dir"]) / conf["name"]
     run.mkdir(parents=True, exist_ok=True)
     best = run / BEST
+    if conf["stage"] == "promote":  # acts on a finished gate; never starts a run
+        return promote(run, conf.get("note"))
     if not best.exists():
         init = _init_path(conf["init"])
         # the spec as given (``default`` or the user's path), not where it resolved to
         _copy_checkpoint(init, best, {"stage": "init", "from": conf["init"], "config": conf})
         _log(f"generation 0: {init}")
-    if conf["stage"] == "promote":
-        return promote(run, conf.get("note"))
     label_cfg = LabelConfig(**conf["label"])
     fit_cfg = FitConfig(**conf["fit"])
     gate_cfg = GateConfig(**conf["gate"])
