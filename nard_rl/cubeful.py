@@ -48,6 +48,11 @@ DEFAULT_REFINE_MARGIN = 0.15
 advisor's ply are read again one ply deeper."""
 MAX_REFINE_PLY = 2
 """Refinement never goes beyond 2-ply (3-ply costs seconds a position on a CPU)."""
+DEFAULT_CUBE_ROLLOUT = 0
+"""Games rolled out per close decision by ``nard cube`` (0: off; see ``CubeAdvisor``)."""
+DEFAULT_ROLLOUT_WEIGHT = 0.5
+"""Share of the rollout in a close decision's probabilities when rollouts are on (the
+rest is the refined search's); see ``CubeAdvisor``."""
 
 
 def _is_close(d: CubeDecision, margin: float) -> bool:
@@ -77,6 +82,8 @@ class CubeAdvisor:
         met: MatchEquityTable | None = None,
         efficiency: Efficiency | None = None,
         refine_margin: float = DEFAULT_REFINE_MARGIN,
+        rollout_trials: int = 0,
+        rollout_weight: float = DEFAULT_ROLLOUT_WEIGHT,
     ) -> None:
         from nard_rl.search import MAX_PLY, Search
 
@@ -90,6 +97,14 @@ class CubeAdvisor:
         if not 0.0 <= refine_margin < 10.0:
             raise ValueError(f"refine_margin must be >= 0 (0: off), got {refine_margin}")
         self.refine_margin = float(refine_margin)
+        if isinstance(rollout_trials, bool) or not isinstance(rollout_trials, int):
+            raise ValueError(f"rollout_trials must be an integer, got {rollout_trials!r}")
+        if rollout_trials < 0:
+            raise ValueError(f"rollout_trials must be >= 0 (0: off), got {rollout_trials}")
+        if not 0.0 < rollout_weight <= 1.0:
+            raise ValueError(f"rollout_weight must lie in (0, 1], got {rollout_weight}")
+        self.rollout_trials = rollout_trials
+        self.rollout_weight = float(rollout_weight)
         self.search = Search(evaluator)
 
     def probabilities(self, boards: np.ndarray, ply: int | None = None) -> np.ndarray:
@@ -138,7 +153,10 @@ class CubeAdvisor:
     ) -> tuple[np.ndarray, list[CubeDecision], np.ndarray]:
         """Probabilities, cube decisions and the ply each was read at, for the side on
         roll of each board: at the advisor's ply, and one ply deeper (up to 2) for the
-        close decisions (within ``refine_margin`` of a doubling or take boundary).
+        close decisions (within ``refine_margin`` of a doubling or take boundary).  With
+        ``rollout_trials``, the close decisions' probabilities also take in a rollout
+        (``nard_rl.rollout.pre_roll_rollout``) at ``rollout_weight``: those are the
+        decisions whose reported ply is above the advisor's.
 
         ``rules`` overrides the advisor's rule set (e.g. with the Jacoby rule on).
         """
@@ -157,6 +175,14 @@ class CubeAdvisor:
             close = np.flatnonzero([_is_close(d, self.refine_margin) for d in decisions])
             if close.size:
                 refined = self.probabilities(arr[close], ply=deeper)
+                if self.rollout_trials:
+                    from nard_rl.rollout import pre_roll_rollout
+
+                    rolled = pre_roll_rollout(
+                        self.evaluator, arr[close], trials=self.rollout_trials
+                    )
+                    w = self.rollout_weight
+                    refined = (1.0 - w) * refined + w * rolled
                 probs[close] = refined
                 redo = self._decisions(
                     arr[close], refined, [cubes[i] for i in close], [matches[i] for i in close], r

@@ -156,15 +156,17 @@ def benchmark(
 
 
 def net_probabilities(
-    records: list[dict[str, Any]], net: str, ply: int, refine: float = 0.0
+    records: list[dict[str, Any]], net: str, ply: int, refine: float = 0.0, rollout: int = 0
 ) -> tuple[np.ndarray, float, float]:
     """The net's pre-roll probabilities of every record through ``CubeAdvisor`` at
-    ``ply`` (close decisions one ply deeper when ``refine`` > 0), the seconds that took and
-    the fraction of records refined."""
+    ``ply`` (close decisions one ply deeper when ``refine`` > 0, and rolled out with
+    ``rollout`` games each), the seconds that took and the fraction of records refined."""
     from nard_rl.cubeful import CubeAdvisor
     from nard_rl.evaluator import load_evaluator
 
-    advisor = CubeAdvisor(load_evaluator(net), ply=ply, refine_margin=refine)
+    advisor = CubeAdvisor(
+        load_evaluator(net), ply=ply, refine_margin=refine, rollout_trials=rollout
+    )
     boards = np.array([r["board"] for r in records], dtype=np.int8)
     states = [record_state(r) for r in records]
     t0 = time.perf_counter()
@@ -181,6 +183,9 @@ def main() -> None:
     ap.add_argument(
         "--refine", type=float, default=0.0, help="close decisions one ply deeper (margin)"
     )
+    ap.add_argument(
+        "--rollout", type=int, default=0, help="games rolled out per refined decision (0: off)"
+    )
     ap.add_argument("--limit", type=int, default=0, help="use only the first N records")
     args = ap.parse_args()
     records = load_records(args.data)
@@ -188,10 +193,13 @@ def main() -> None:
         records = records[: args.limit]
     probs = None
     if args.net:
-        probs, secs, refined = net_probabilities(records, args.net, args.ply, args.refine)
+        probs, secs, refined = net_probabilities(
+            records, args.net, args.ply, args.refine, args.rollout
+        )
+        rolled = f", rolled out {args.rollout} games each" if args.rollout else ""
         print(
             f"probabilities: net {args.net} at {args.ply}-ply ({refined:.0%} refined one ply "
-            f"deeper), {len(records)} positions in {secs:.1f} s "
+            f"deeper{rolled}), {len(records)} positions in {secs:.1f} s "
             f"({1000 * secs / len(records):.1f} ms per position, one batch)"
         )
     else:

@@ -360,6 +360,22 @@ def constant_net(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+def test_cube_command_rolls_out_close_decisions(
+    constant_net: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    board = [0, -2, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, -5, 5, 0, 0, 0, -3, 0, -5, 0, 0, 0, 0, 2, 0]
+    args = ("--board", json.dumps(board), "--net", str(constant_net), "--json", "--ply", "0")
+    # a huge margin makes every decision close: read at 1-ply and rolled out
+    assert _run_cube(*args, "--refine", "5", "--rollout", "36") == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["ply"] == 1 and out["rollout"] == 36
+    assert _run_cube(*args, "--refine", "0", "--rollout", "36") == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["ply"] == 0 and out["rollout"] == 0  # nothing is close without a margin
+    assert _run_cube(*args, "--rollout", "-3") == 2
+    assert "rollout_trials must be >= 0" in capsys.readouterr().err
+
+
 def test_cube_command_json(constant_net: Path, capsys: pytest.CaptureFixture[str]) -> None:
     board = [0, -2, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, -5, 5, 0, 0, 0, -3, 0, -5, 0, 0, 0, 0, 2, 0]
     args = ("--board", json.dumps(board), "--net", str(constant_net), "--json", "--ply", "0")

@@ -397,6 +397,37 @@ def test_close_decisions_are_read_one_ply_deeper(tiny_net: Path) -> None:
     np.testing.assert_allclose(p[close], plain.probabilities(boards[close], ply=1), atol=1e-6)
 
 
+def test_rollouts_blend_into_the_close_decisions_only(tiny_net: Path) -> None:
+    from nard_rl.cubeful import CubeAdvisor
+    from nard_rl.evaluator import load_evaluator
+    from nard_rl.rollout import pre_roll_rollout
+
+    records = [json.loads(line) for line in DATA.read_text().splitlines()[:24]]
+    boards = np.array([r["board"] for r in records], dtype=np.int8)
+    cubes = [CubeState(r["cube"]["value"], r["cube"]["owner"]) for r in records]
+    matches: list[MatchScore | None] = [None] * len(records)
+    ev = load_evaluator(str(tiny_net))
+    refining = CubeAdvisor(ev, ply=0, refine_margin=0.5)
+    rolling = CubeAdvisor(ev, ply=0, refine_margin=0.5, rollout_trials=36, rollout_weight=0.25)
+    p1, _, plies1 = refining.analyse_batch(boards, cubes, matches)
+    p2, d2, plies2 = rolling.analyse_batch(boards, cubes, matches)
+    assert np.array_equal(plies1, plies2)
+    close = plies2 > 0
+    assert close.any() and not close.all()
+    np.testing.assert_allclose(p2[~close], p1[~close])
+    rolled = pre_roll_rollout(ev, boards[close], trials=36)
+    np.testing.assert_allclose(p2[close], 0.75 * p1[close] + 0.25 * rolled, atol=1e-6)
+    assert not np.allclose(p2[close], p1[close])
+    # the same position gets the same answer alone or in a batch
+    i = int(np.flatnonzero(close)[0])
+    alone = rolling.analyse_batch(boards[i : i + 1], cubes[i : i + 1], matches[i : i + 1])
+    np.testing.assert_allclose(alone[0][0], p2[i], atol=1e-6)
+    assert alone[1][0].decision == d2[i].decision
+    for bad in ({"rollout_trials": -1}, {"rollout_trials": 2.0}, {"rollout_weight": 0.0}):
+        with pytest.raises(ValueError):
+            CubeAdvisor(ev, **bad)  # type: ignore[arg-type]
+
+
 def test_nard_hint_ranks_for_the_match_score(capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("torch")
     import argparse

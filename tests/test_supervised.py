@@ -24,6 +24,7 @@ from nard_rl.engine.position import flip_boards
 from nard_rl.engine.rules import cubeless_equity
 from nard_rl.evaluator import NetEvaluator
 from nard_rl.network import EquityNet, NetSpec, load_checkpoint, save_checkpoint
+from nard_rl.rollout import rollout
 from nard_rl.search import Search
 from nard_rl.supervised.fit import (
     FitConfig,
@@ -43,7 +44,6 @@ from nard_rl.supervised.label import (
     make_labeller,
     read_shard,
     shard_path,
-    truncated_rollout,
 )
 
 SMALL = LabelConfig(shards=3, decisions_per_shard=12, parallel_games=16, chunk=5)
@@ -100,17 +100,17 @@ def test_labels_are_the_search_of_the_best_candidates() -> None:
     assert not rows0["disagree"].any()
 
 
-def test_truncated_rollout_shares_dice_within_a_decision() -> None:
+def test_label_rollout_shares_dice_within_a_decision() -> None:
     ev = _evaluator()
     boards, dice = collect_decisions(ev, 4, np.random.default_rng(2), SMALL)
     afters, _ = legal_afterstates_batch(boards[:1], dice[:1])
     two = np.repeat(afters[:1], 2, axis=0)
-    same = truncated_rollout(ev, two, np.array([5, 5]), trials=4, horizon=6, seed=3)
+    same = rollout(ev, two, groups=np.array([5, 5]), trials=4, horizon=6, seed=3)
     np.testing.assert_allclose(same[0], same[1], atol=1e-6)  # same group: same dice
-    other = truncated_rollout(ev, two, np.array([5, 6]), trials=4, horizon=6, seed=3)
+    other = rollout(ev, two, groups=np.array([5, 6]), trials=4, horizon=6, seed=3)
     assert np.abs(other[0] - other[1]).max() > 1e-3
     np.testing.assert_allclose(  # horizon 0 is the evaluator itself
-        truncated_rollout(ev, afters, np.zeros(len(afters), np.int64), trials=2, horizon=0, seed=0),
+        rollout(ev, afters, groups=np.zeros(len(afters), np.int64), trials=2, horizon=0, seed=0),
         ev.probabilities(afters),
         atol=1e-6,
     )
@@ -118,7 +118,7 @@ def test_truncated_rollout_shares_dice_within_a_decision() -> None:
     won[0, 13:20] = -2
     won[0, 20] = -1  # the mover has borne off all 15, the opponent none: a gammon
     np.testing.assert_allclose(
-        truncated_rollout(ev, won, np.zeros(1, np.int64), trials=2, horizon=4, seed=0),
+        rollout(ev, won, groups=np.zeros(1, np.int64), trials=2, horizon=4, seed=0),
         [[1, 1, 0, 0, 0]],
     )
 

@@ -23,7 +23,12 @@ from nard_rl.cube import (
     CubeDecision,
     CubeState,
 )
-from nard_rl.cubeful import DEFAULT_CUBE_PLY, DEFAULT_REFINE_MARGIN, CubeAdvisor
+from nard_rl.cubeful import (
+    DEFAULT_CUBE_PLY,
+    DEFAULT_CUBE_ROLLOUT,
+    DEFAULT_REFINE_MARGIN,
+    CubeAdvisor,
+)
 from nard_rl.engine.position import Position, PositionError
 from nard_rl.engine.rules import get_rules
 from nard_rl.met import MatchScore
@@ -59,6 +64,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         f"(default {DEFAULT_REFINE_MARGIN}; 0: off)",
     )
     parser.add_argument(
+        "--rollout",
+        type=int,
+        default=DEFAULT_CUBE_ROLLOUT,
+        metavar="TRIALS",
+        help="also roll out the close decisions, this many games each, and blend the "
+        f"rollout into their probabilities (default {DEFAULT_CUBE_ROLLOUT}; 0: off)",
+    )
+    parser.add_argument(
         "--jsonl",
         action="store_true",
         help='read {"board" | "position_id", "cube", "match", "jacoby"} lines on stdin',
@@ -66,15 +79,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def load_advisor(
-    net: str = "default", ply: int = DEFAULT_CUBE_PLY, refine: float = DEFAULT_REFINE_MARGIN
+    net: str = "default",
+    ply: int = DEFAULT_CUBE_PLY,
+    refine: float = DEFAULT_REFINE_MARGIN,
+    rollout: int = DEFAULT_CUBE_ROLLOUT,
 ) -> CubeAdvisor:
     """The cube advisor of a checkpoint (``default``: the shipped net) at ``ply``, close
-    decisions read one ply deeper (``refine``: the margin, 0 for off)."""
+    decisions read one ply deeper (``refine``: the margin, 0 for off) and rolled out
+    (``rollout``: games per close decision, 0 for off; with ``refine`` 0 no decision
+    is close)."""
     from nard_rl.evaluator import load_evaluator
 
     with checkpoint_errors(net):
         evaluator = load_evaluator(net)
-    return CubeAdvisor(evaluator, ply=ply, refine_margin=refine)
+    return CubeAdvisor(evaluator, ply=ply, refine_margin=refine, rollout_trials=rollout)
 
 
 def evaluate(
@@ -140,7 +158,13 @@ def answer_line(line: str, advisor: CubeAdvisor) -> dict[str, Any]:
         probs, decision, ply = evaluate(position, cube, match, advisor, jacoby=jacoby)
     except (ValueError, KeyError, TypeError) as exc:  # JSONDecodeError is a ValueError
         return {"error": str(exc)}
-    return {**answer(decision, probs), "ply": ply}
+    return {**answer(decision, probs), "ply": ply, "rollout": rolled_out(advisor, ply)}
+
+
+def rolled_out(advisor: CubeAdvisor, ply: int) -> int:
+    """Games rolled out behind a decision read at ``ply`` (0: none): the advisor rolls
+    out exactly the close decisions, those it read deeper than its own ply."""
+    return advisor.rollout_trials if ply > advisor.ply else 0
 
 
 def serve_jsonl(stdin: TextIO, stdout: TextIO, advisor: CubeAdvisor) -> None:
@@ -167,7 +191,7 @@ def _describe(cube: CubeState, match: MatchScore | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        advisor = load_advisor(args.net, args.ply, args.refine)
+        advisor = load_advisor(args.net, args.ply, args.refine, args.rollout)
         if args.jsonl:
             serve_jsonl(sys.stdin, sys.stdout, advisor)
             return 0
@@ -193,6 +217,7 @@ def run(args: argparse.Namespace) -> int:
             },
             "probs": prob_dict,
             "ply": ply,
+            "rollout": rolled_out(advisor, ply),
             **decision.to_dict(),
         }
         print(json.dumps(out))
@@ -205,7 +230,9 @@ def run(args: argparse.Namespace) -> int:
         f"  backgammon {pr['lose_backgammon']:.3f}   equity {decision.cubeless:+.3f}"
     )
     kind = "contact" if not position.is_race() else "race"
-    print(f"Cube efficiency x = {decision.x:.2f} ({kind}); probabilities at {ply}-ply")
+    games = rolled_out(advisor, ply)
+    blend = f", blended with a rollout of {games} games" if games else ""
+    print(f"Cube efficiency x = {decision.x:.2f} ({kind}); probabilities at {ply}-ply{blend}")
     scale = "match equity, normalised" if match is not None else "per current stake"
     print(f"Cubeful equities ({scale}):")
     rows = [("No double", decision.no_double), ("Double, take", decision.double_take)]

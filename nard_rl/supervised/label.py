@@ -40,10 +40,10 @@ from nard_rl.engine.batch import (
 from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.engine.position import flip_boards
 from nard_rl.engine.rules import cubeless_equity, swap_sides
-from nard_rl.evaluation import pair_dice
 from nard_rl.evaluator import Evaluator, exact_finished
 from nard_rl.io import atomic_write
 from nard_rl.progress import progress_bar
+from nard_rl.rollout import rollout
 from nard_rl.search import Search
 
 SHARD_PATTERN = "shard_{:05d}.npz"
@@ -114,95 +114,28 @@ class LabelConfig:
 # labels
 
 
-def _greedy(
-    evaluator: Evaluator, boards: np.ndarray, dice: np.ndarray, waste_rule: bool
-) -> tuple[np.ndarray, np.ndarray]:
-    """Each position's 0-ply best afterstate and its probabilities (mover's view).
-
-    A position without a legal play keeps its board (R16)."""
-    afters, offsets = legal_afterstates_batch(boards, dice, waste_rule)
-    afters, offsets = with_passes(afters, offsets, boards)
-    probs = evaluator.probabilities(afters)
-    rows = offsets[:-1] + segment_argmax(cubeless_equity(probs, evaluator.rules), offsets)
-    return afters[rows], probs[rows]
-
-
-def truncated_rollout(
-    evaluator: Evaluator,
-    afterstates: np.ndarray,
-    groups: np.ndarray,
-    *,
-    trials: int,
-    horizon: int,
-    seed: int,
-) -> np.ndarray:
-    """Mean outcome of ``trials`` 0-ply rollouts of each afterstate, cut after ``horizon``
-    plies and judged by the evaluator there (mover's view).
-
-    Variance reduction: common random numbers.  Every candidate of one group (decision)
-    is rolled out on the same dice streams, a pure function of ``(seed, group, trial,
-    ply)``, so the luck that would blur the difference between two candidates of one
-    decision (what the labels must rank) is shared by both and cancels in that difference.
-    """
-    afterstates = np.ascontiguousarray(afterstates, dtype=np.int8)
-    n = afterstates.shape[0]
-    if groups.shape != (n,):
-        raise ValueError(f"groups must have shape ({n},), got {groups.shape}")
-    if trials < 1 or horizon < 0:
-        raise ValueError(f"need trials >= 1 and horizon >= 0, got {trials}, {horizon}")
-    waste = evaluator.rules.waste_rule
-    rows = n * trials
-    streams = (np.repeat(groups.astype(np.uint64), trials) * np.uint64(trials)) + np.tile(
-        np.arange(trials, dtype=np.uint64), n
-    )
-    last = np.repeat(afterstates, trials, axis=0)  # last mover's afterstate
-    root_moved = np.ones(rows, dtype=bool)  # did the root mover make the last move
-    result = np.zeros((rows, 5), dtype=np.float32)
-    done0, p_done0 = exact_finished(last)
-    result[done0] = p_done0[done0]
-    alive = ~done0
-    for ply in range(horizon):
-        idx = np.flatnonzero(alive)
-        if idx.size == 0:
-            break
-        dice = pair_dice(seed, streams[idx], ply + 1)
-        chosen, _ = _greedy(evaluator, flip_boards(last[idx]), dice, waste)
-        last[idx] = chosen
-        root_moved[idx] = ~root_moved[idx]
-        over, p_over = exact_finished(chosen)
-        if over.any():
-            fin = idx[over]
-            p = p_over[over]
-            result[fin] = np.where(root_moved[fin, None], p, swap_sides(p))
-            alive[fin] = False
-    idx = np.flatnonzero(alive)
-    if idx.size:
-        p = evaluator.probabilities(last[idx])
-        result[idx] = np.where(root_moved[idx, None], p, swap_sides(p))
-    return result.reshape(n, trials, 5).mean(axis=1).astype(np.float32)
-
-
 def make_labeller(
     evaluator: Evaluator, cfg: LabelConfig, seed: int = 0
 ) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """``label(afterstates, groups) -> (N, 5)``: the configured stronger estimate.
 
     ``method=ply`` uses ``nard_rl.search.Search`` (depth ``cfg.ply``); ``method=rollout``
-    uses ``truncated_rollout``, whose dice depend on ``groups`` (decision ids).
+    uses ``nard_rl.rollout.rollout`` cut after ``rollout_horizon`` plies, whose dice
+    depend on ``groups`` (decision ids).
     """
     if cfg.method == "rollout":
 
-        def rollout(afters: np.ndarray, groups: np.ndarray) -> np.ndarray:
-            return truncated_rollout(
+        def by_rollout(afters: np.ndarray, groups: np.ndarray) -> np.ndarray:
+            return rollout(
                 evaluator,
                 afters,
-                groups,
+                groups=groups,
                 trials=cfg.rollout_trials,
                 horizon=cfg.rollout_horizon,
                 seed=seed,
             )
 
-        return rollout
+        return by_rollout
     if cfg.method != "ply":
         raise ValueError(f"label method must be 'ply' or 'rollout', got {cfg.method!r}")
     if cfg.ply < 0:
