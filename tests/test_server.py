@@ -391,6 +391,32 @@ def test_config_file_and_validation(tmp_path: Path) -> None:
         load_config(path)
     with pytest.raises(ValueError, match="ply"):
         load_config(None, ply=7)
+    with pytest.raises(ValueError, match="cube_rollout"):
+        load_config(None, cube_rollout=-1)
+    assert load_config(None, cube_rollout=144).cube_rollout == 144
+
+
+def test_analyzer_rolls_out_close_cube_decisions_when_asked() -> None:
+    from nard_rl.cube import CubeState
+
+    plain, rolling = Analyzer(), Analyzer(cube_rollout=36)
+    assert rolling.advisor("standard").rollout_trials == 36
+    assert plain.advisor("standard").rollout_trials == 0
+    with pytest.raises(ValueError, match="cube_rollout"):
+        Analyzer(cube_rollout=-2)
+    # the shared reference positions: only those read one ply deeper are rolled out
+    data = Path(__file__).parent / "data" / "cube_gnubg_public.jsonl"
+    boards = np.array(
+        [json.loads(line)["board"] for line in data.read_text().splitlines()[:40]], np.int8
+    )
+    cubes = [CubeState(1, "centered")] * len(boards)
+    p0, _, ply0 = plain.advisor("standard").analyse_batch(boards, cubes, [None] * len(boards))
+    p1, _, ply1 = rolling.advisor("standard").analyse_batch(boards, cubes, [None] * len(boards))
+    assert np.array_equal(ply0, ply1)
+    close = ply1 == 2
+    assert close.any() and not close.all()
+    np.testing.assert_allclose(p1[~close], p0[~close])
+    assert not np.allclose(p1[close], p0[close])
 
 
 def test_hint_jsonl_command() -> None:

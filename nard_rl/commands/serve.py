@@ -33,6 +33,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ply", type=int, help="default lookahead of hints and plays (0..3)")
     parser.add_argument("--cube-ply", type=int, help="lookahead of cube decisions (default 1)")
     parser.add_argument(
+        "--cube-rollout",
+        type=int,
+        metavar="TRIALS",
+        help="games rolled out per close cube decision (default 0: none)",
+    )
+    parser.add_argument(
         "--external-ply",
         type=int,
         help="lookahead of the plays answered to gnubg's external-player port (default 1)",
@@ -68,6 +74,7 @@ def _config(args: argparse.Namespace) -> ServerConfig:
         rules=args.rules,
         ply=args.ply,
         cube_ply=args.cube_ply,
+        cube_rollout=args.cube_rollout,
         external_ply=args.external_ply,
         max_batch=args.max_batch,
         max_wait_ms=args.max_wait_ms,
@@ -109,7 +116,9 @@ def run(args: argparse.Namespace) -> int:
         from nard_rl.server.analysis import Analyzer
         from nard_rl.server.gnubg_external import serve_forever
 
-        analyzer = Analyzer(cfg.net, ply=cfg.ply, cube_ply=cfg.cube_ply)
+        analyzer = Analyzer(
+            cfg.net, ply=cfg.ply, cube_ply=cfg.cube_ply, cube_rollout=cfg.cube_rollout
+        )
         print(f"nard serve: gnubg external player on {cfg.gnubg_host}:{cfg.gnubg_external}")
         with contextlib.ExitStack() as stack:
             log = stack.enter_context(open(cfg.gnubg_log, "a")) if cfg.gnubg_log else None

@@ -55,7 +55,8 @@ class Analyzer:
 
     ``net`` is an evaluator spec (``default`` or a checkpoint path), ``ply`` the default
     lookahead of hints, ``cube_ply`` that of cube decisions (one roll ahead by default,
-    see ``nard_rl.cubeful``).  Evaluators, searches and cube advisors are built on first
+    see ``nard_rl.cubeful``), ``cube_rollout`` the games rolled out per close cube
+    decision (0: none).  Evaluators, searches and cube advisors are built on first
     use and kept (their caches then serve every request); all evaluation goes through one
     lock because a torch module is not meant to run from several threads at once.
     """
@@ -66,12 +67,16 @@ class Analyzer:
         *,
         ply: int = 0,
         cube_ply: int = 1,
+        cube_rollout: int = 0,
         device: str = "cpu",
         evaluator: Evaluator | None = None,
     ) -> None:
         self.net = net
         self.ply = check_ply(ply)
         self.cube_ply = check_ply(cube_ply)
+        if isinstance(cube_rollout, bool) or not isinstance(cube_rollout, int) or cube_rollout < 0:
+            raise ValueError(f"cube_rollout must be an integer >= 0, got {cube_rollout!r}")
+        self.cube_rollout = cube_rollout
         self.device = device
         self._evaluators: dict[str, Evaluator] = {}
         if evaluator is not None:  # a player's own evaluator (``nard agent``)
@@ -103,7 +108,12 @@ class Analyzer:
         key = (get_rules(rules).name, self.cube_ply if ply is None else check_ply(ply))
         adv = self._advisors.get(key)
         if adv is None:
-            adv = CubeAdvisor(self.evaluator(key[0]), ply=key[1], rules=key[0])
+            adv = CubeAdvisor(
+                self.evaluator(key[0]),
+                ply=key[1],
+                rules=key[0],
+                rollout_trials=self.cube_rollout,
+            )
             self._advisors[key] = adv
         return adv
 

@@ -124,7 +124,9 @@ class _BodyTooLarge(Exception):
 def create_app(config: ServerConfig | None = None, analyzer: Analyzer | None = None) -> FastAPI:
     """The application; ``analyzer`` may be shared (tests build one for many apps)."""
     cfg = (config or ServerConfig()).validate()
-    an = analyzer or Analyzer(cfg.net, ply=cfg.ply, cube_ply=cfg.cube_ply)
+    an = analyzer or Analyzer(
+        cfg.net, ply=cfg.ply, cube_ply=cfg.cube_ply, cube_rollout=cfg.cube_rollout
+    )
     batcher = MicroBatcher(
         lambda rows, key: an.probabilities(rows, key),
         max_rows=cfg.max_batch,
@@ -222,6 +224,7 @@ def create_app(config: ServerConfig | None = None, analyzer: Analyzer | None = N
             "net": cfg.net,
             "ply": cfg.ply,
             "cube_ply": cfg.cube_ply,
+            "cube_rollout": cfg.cube_rollout,
             "batches": s.batches,
             "batched_requests": s.requests,
             "largest_batch": s.largest,

@@ -27,6 +27,10 @@ class ServerConfig:
     """Lookahead of hints and bot plays when a request does not ask for one."""
     cube_ply: int = 1
     """Lookahead behind cube decisions (pre-roll probabilities one roll ahead)."""
+    cube_rollout: int = 0
+    """Games rolled out per close cube decision and blended into its probabilities
+    (``nard_rl.cubeful.CubeAdvisor``; 0: off). Costs a few tenths of a second per close
+    decision on a CPU core."""
     external_ply: int = 1
     """Lookahead of the plays answered on gnubg's external-player port. There nard-rl is
     an opponent, where strength counts and latency hardly does: a 1-ply play costs about
@@ -59,6 +63,7 @@ class ServerConfig:
             (self.workers >= 1, f"workers must be >= 1, got {self.workers}"),
             (0 <= self.ply <= 3, f"ply must be 0..3, got {self.ply}"),
             (0 <= self.cube_ply <= 3, f"cube_ply must be 0..3, got {self.cube_ply}"),
+            (self.cube_rollout >= 0, f"cube_rollout must be >= 0, got {self.cube_rollout}"),
             (0 <= self.external_ply <= 3, f"external_ply must be 0..3, got {self.external_ply}"),
             (self.max_batch >= 1, "max_batch must be >= 1"),
             (0 <= self.max_wait_ms <= 1000, "max_wait_ms must be 0..1000"),
