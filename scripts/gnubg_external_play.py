@@ -186,6 +186,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1, help="gnubg's dice seed")
     ap.add_argument("--game-timeout", type=float, default=180.0, help="seconds a game may take")
     ap.add_argument("--keep", metavar="DIR", help="keep gnubg's output and the transcript")
+    ap.add_argument(
+        "--cube-rollout", type=int, help="nard serve --cube-rollout (games per close decision)"
+    )
     args = ap.parse_args(argv)
     if not Path(GNUBG).exists():
         print(f"{GNUBG} is not installed", file=sys.stderr)
@@ -196,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
     log = work / "transcript.jsonl"
     log.unlink(missing_ok=True)
     nard = [sys.executable, "-m", "nard_rl", "serve", "--no-http"]
+    if args.cube_rollout is not None:
+        nard += ["--cube-rollout", str(args.cube_rollout)]
     server = subprocess.Popen(
         [*nard, "--gnubg-external", str(port), "--gnubg-log", str(log)],
         env={**os.environ, "PYTHONUNBUFFERED": "1"},

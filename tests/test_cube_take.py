@@ -423,6 +423,9 @@ def test_rollouts_blend_into_the_close_decisions_only(tiny_net: Path) -> None:
     alone = rolling.analyse_batch(boards[i : i + 1], cubes[i : i + 1], matches[i : i + 1])
     np.testing.assert_allclose(alone[0][0], p2[i], atol=1e-6)
     assert alone[1][0].decision == d2[i].decision
+    # by default a rollout weighs by its games: the search counts as SEARCH_WORTH_TRIALS
+    assert CubeAdvisor(ev, rollout_trials=96).rollout_weight == pytest.approx(0.5)
+    assert CubeAdvisor(ev, rollout_trials=288).rollout_weight == pytest.approx(0.75)
     for bad in ({"rollout_trials": -1}, {"rollout_trials": 2.0}, {"rollout_weight": 0.0}):
         with pytest.raises(ValueError):
             CubeAdvisor(ev, **bad)  # type: ignore[arg-type]
