@@ -320,6 +320,21 @@ def test_reference_file_with_the_nets_own_probabilities() -> None:
     assert lost1 < lost0
 
 
+def test_rollouts_cut_the_shipped_nets_cube_error() -> None:
+    """The close decisions of the first 300 reference positions rolled out (144 games
+    each, blended by ``SEARCH_WORTH_TRIALS``): measured 4.73 -> 1.20 mp with generation 5
+    (scripts/bench_cube.py --net default --refine 0.15 --rollout 144 --limit 300)."""
+    pytest.importorskip("torch")
+    bench = _bench_module()
+    records = bench.load_records()[:300]
+    plain, _, _ = bench.net_probabilities(records, "default", 1, 0.15)
+    rolled, _, refined = bench.net_probabilities(records, "default", 1, 0.15, rollout=144)
+    assert 0.1 < refined < 0.4
+    lost_plain = bench.benchmark(records, probs=plain)["all"]["lost_mp"]
+    lost_rolled = bench.benchmark(records, probs=rolled)["all"]["lost_mp"]
+    assert lost_rolled < 0.5 * lost_plain
+
+
 def test_cube_env_network_opponent_answers_from_the_doublers_side() -> None:
     pytest.importorskip("torch")
     from nard_rl.envs.cube_env import NardCubeEnv
