@@ -17,7 +17,7 @@ Search cannot fix what the net misjudges many rolls ahead; rollouts can.  With
 --cube-rollout N`` on request) the close decisions are also rolled out
 (``nard_rl.rollout``) and the rollout is blended into their probabilities, weighted by
 its number of games (``SEARCH_WORTH_TRIALS``): on the same file 3.61 millipoints with
-144 games a close decision and 2.59 with 432, for about 0.4 and 1.2 s of one CPU core
+144 games a close decision and 2.59 with 432, for about 0.4 and 1.1 s of one CPU core
 per close decision.
 
 ``CubeAdvisor`` is what the CLI, ``nard play``, the environments and the server ask:
@@ -59,8 +59,9 @@ MAX_REFINE_PLY = 2
 DEFAULT_CUBE_ROLLOUT = 432
 """Games rolled out per close decision by ``nard cube`` (0: off; see ``CubeAdvisor``).
 The analysis command takes its time (about 1.1 s of one core per close decision; 138 ms
-per decision on average over the shared cube file, on two cores) for 42% less equity lost; the server, ``nard play`` and cubeful
-evaluation answer at once and leave rollouts off unless asked."""
+per decision on average over the shared cube file, on two cores) for 42% less equity
+lost; the server, ``nard play`` and cubeful evaluation answer at once and leave rollouts
+off unless asked."""
 SEARCH_WORTH_TRIALS = 96
 """How many rollout games the refined search's estimate is worth when the two are
 blended: a rollout of T games gets the weight T / (T + 96).  Measured on the net's own
