@@ -12,7 +12,8 @@ already on the board.  ``load_evaluator`` builds the evaluator a player spec nam
 ``CompositeEvaluator`` (what ``default`` loads) routes each position by its class
 (``nard_rl.engine.classify``) in one call: no-contact bear-offs to the exact one-sided
 bear-off database (``nard_rl.engine.bearoff``), other no-contact races to the race net
-(``checkpoints/nard-race.pt``), contact positions to the contact net.
+(``checkpoints/nard-race.pt``, ``nard-race-mars.pt`` under mars) when one is shipped,
+contact positions to the contact net.
 """
 
 from __future__ import annotations
@@ -180,14 +181,17 @@ class CompositeEvaluator:
 
 
 RACE_CHECKPOINT = "nard-race.pt"
-"""The shipped race net, next to the contact net in ``checkpoints/``."""
+"""The shipped standard-rules race net, next to the contact net in ``checkpoints/``; a
+rule set with its own bear-off (mars, R29) has ``nard-race-<rules>.pt``."""
 
 
-def race_checkpoint_path() -> Path | None:
-    """The shipped race net, or None when this install has none."""
+def race_checkpoint_path(rules: RuleSet | str = "standard") -> Path | None:
+    """The shipped race net of a rule set, or None when this install has none."""
     from nard_rl.net_player import default_checkpoint_path
 
-    path = default_checkpoint_path().parent / RACE_CHECKPOINT
+    rs = get_rules(rules)
+    name = RACE_CHECKPOINT if rs.name == "standard" else f"nard-race-{rs.name}.pt"
+    path = default_checkpoint_path().parent / name
     return path if path.is_file() else None
 
 
@@ -203,10 +207,9 @@ def load_evaluator(
 ) -> Evaluator:
     """The evaluator a spec names.
 
-    ``default``: the composite of the shipped contact net (the rule set's own when one is
-    shipped), the shipped race net when ``checkpoints/nard-race.pt`` exists (none is
-    shipped yet: the trained one still loses to the contact net in races, see the README)
-    and the rule set's bear-off database.  A checkpoint
+    ``default``: the composite of the shipped contact net and race net (each the rule
+    set's own; no race net when none is shipped) and the rule set's bear-off database.
+    A checkpoint
     path: that net for contact and races, the bear-off database for no-contact bear-offs
     (exact knowledge only ever replaces a guess).
     """
@@ -217,7 +220,7 @@ def load_evaluator(
     db = get_bearoff_database(rs.waste_rule)
     race = None
     if spec == "default":
-        race_path = race_checkpoint_path()
+        race_path = race_checkpoint_path(rs)
         if race_path is not None:
             race = load_race_net(race_path, rules=rs, bearoff=db)
     return CompositeEvaluator(contact, race=race, bearoff=db, rules=rs)

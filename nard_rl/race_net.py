@@ -185,8 +185,10 @@ class RaceEvaluator:
         escape[clear, 0] = 1.0
         return rolls, first, escape
 
-    def mean_rolls(self, placements: np.ndarray) -> np.ndarray:
-        return self.distributions(placements)[0] @ np.arange(BINS)
+    def mean_rolls(self, placements: np.ndarray, head: int = 0) -> np.ndarray:
+        """Mean of one distribution: rolls to bear off all (``head=0``) or the first
+        (``head=1``)."""
+        return self.distributions(placements)[head] @ np.arange(BINS)
 
     def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
         """``(N, 5)`` probabilities of no-contact afterstates (mover's view, opponent to
@@ -241,9 +243,16 @@ def load_race_net(
             f"{path} is a race net of (encoding, bins, heads) = {have}; this nard-rl needs "
             f"{(RACE_ENCODING_VERSION, BINS, HEADS)}: retrain it"
         )
+    rs = get_rules(rules)
+    trained = get_rules(ckpt.get("config", {}).get("rules", "standard"))
+    if trained.waste_rule != rs.waste_rule:
+        raise ValueError(
+            f"{path} was trained under the {trained.name!r} rule set, whose bear-off "
+            f"{'follows' if trained.waste_rule else 'ignores'} the pip-waste rule (R29); "
+            f"it cannot answer races under {rs.name!r}"
+        )
     net = RaceNet(int(spec["hidden"]))
     net.load_state_dict(ckpt["model"])
-    rs = get_rules(rules)
     db = bearoff or get_bearoff_database(rs.waste_rule)
     return RaceEvaluator(net, db, rules=rs, name=Path(path).stem, step=int(ckpt["step"]))
 
@@ -323,12 +332,22 @@ def collect_race_positions(
 
 
 def _rollouts(
-    ev: RaceEvaluator, starts: np.ndarray, rng: np.random.Generator, explore: float
+    ev: RaceEvaluator,
+    starts: np.ndarray,
+    rng: np.random.Generator,
+    explore: float,
+    head: int = 0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Play ``starts`` (placements not all home) until home.  Returns every visited
-    placement, the rolls it still took to get home, the database index of the home
-    placement its trajectory reached, and the rolls it still took to leave 19..24."""
+    """Play ``starts`` (placements not all home) until home, each roll minimising the
+    expected rolls to bear off all (``head=0``) or, for a side saving a gammon, the first
+    checker (``head=1``: a different race, run to bring the stragglers in at once).
+    Returns every visited placement, the rolls it still took to get home, the database
+    index of the home placement its trajectory reached, and the rolls it still took to
+    leave 19..24."""
     n = starts.shape[0]
+    if n == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return np.zeros((0, 24), dtype=np.int64), empty, empty, empty
     cur = starts.astype(np.int64).copy()
     seen: list[np.ndarray] = []
     traj: list[np.ndarray] = []
@@ -347,7 +366,7 @@ def _rollouts(
         dice = roll_dice(rng, active.size)
         afters, offsets = legal_afterstates_batch(boards, dice, ev.rules.waste_rule)
         cand = afters[:, 1:25].astype(np.int64)
-        score = ev.mean_rolls(cand)
+        score = ev.mean_rolls(cand, head)
         local = segment_argmax(-score, offsets)
         counts = np.diff(offsets)
         wild = rng.random(active.size) < explore
@@ -494,22 +513,32 @@ def train_race_net(
             rng.choice(starts.shape[0], min(cfg.starts_per_round, starts.shape[0]), False)
         ]
         visited, left, idx, esc = _rollouts(ev, pick, rng, cfg.explore)
+        # "first off" follows its own policy: a side with all 15 checkers saving the
+        # gammon brings its stragglers in first, which a bear-off-all race need not do
+        full = pick[pick.sum(axis=1) == MAX_CHECKERS]
+        f_vis, f_left, f_idx, _ = _rollouts(ev, full, rng, cfg.explore, head=1)
         n_home = min(home.shape[0], int(visited.shape[0] * cfg.home_share))
         extra = rng.choice(home.shape[0], n_home, replace=False)
-        x = np.concatenate([visited, home[extra]])
+        x = np.concatenate([visited, f_vis, home[extra]])
         zeros = np.zeros(extra.size, dtype=np.int64)
-        left = np.concatenate([left, zeros])
-        idx = np.concatenate([idx, home_t[extra]])
-        esc = np.concatenate([esc, zeros])
+        f_zeros = np.zeros(f_vis.shape[0], dtype=np.int64)
+        left = np.concatenate([left, f_left, zeros])
+        idx = np.concatenate([idx, f_idx, home_t[extra]])
+        esc = np.concatenate([esc, f_zeros, zeros])
         targets = np.zeros((x.shape[0], HEADS, BINS), dtype=np.float32)
         targets[:, 0] = _shifted(db.rolls, idx, left)
         targets[:, 1] = _shifted(db.first, idx, left)
         targets[np.arange(x.shape[0]), 2, np.minimum(esc, BINS - 1)] = 1.0
+        # each trajectory teaches the heads whose policy it followed
+        from_all = np.ones(x.shape[0], dtype=bool)
+        from_all[visited.shape[0] : visited.shape[0] + f_vis.shape[0]] = False
+        from_first = ~from_all
+        from_first[visited.shape[0] + f_vis.shape[0] :] = True  # home: exact for both
         weights = np.stack(
             [
-                np.ones(x.shape[0]),
-                x.sum(axis=1) == MAX_CHECKERS,  # "first off" means something
-                x[:, 18:].sum(axis=1) > 0,  # a straggler in the other home board
+                from_all,
+                from_first & (x.sum(axis=1) == MAX_CHECKERS),  # "first off" means something
+                from_all & (x[:, 18:].sum(axis=1) > 0),  # a straggler in the other home board
             ],
             axis=1,
         )

@@ -80,6 +80,25 @@ def test_rollouts_end_home_and_count_rolls(untrained: RaceEvaluator) -> None:
     np.testing.assert_array_equal(visited[:20], starts)
     assert left[:20].max() <= 60
     assert (esc <= left).all() and (esc[visited[:, 18:].sum(axis=1) > 0] >= 1).all()
+    # nothing to play: empty results, not an error
+    v0, l0, i0, e0 = _rollouts(untrained, np.zeros((0, 24), dtype=np.int64), rng, 0.1, head=1)
+    assert v0.shape == (0, 24) and l0.size == i0.size == e0.size == 0
+
+
+def test_first_off_rollouts_follow_the_first_off_policy(untrained: RaceEvaluator) -> None:
+    """Saving a gammon: 15 checkers, one straggler on the 7 point.  With head 1 every
+    roll's choice minimises the expected rolls to the *first* checker off, which the
+    database knows exactly once the straggler is home: so it comes home at once (any
+    roll can do it)."""
+    starts = np.zeros((30, 24), dtype=np.int64)
+    starts[:, 6] = 1  # the 7 point
+    starts[:, 5] = 14  # the 6 point
+    rng = np.random.default_rng(5)
+    visited, left, idx, _ = _rollouts(untrained, starts, rng, 0.0, head=1)
+    assert visited.shape[0] == 30 and (left == 1).all()
+    # the reached placement's database index is a home placement with 15 checkers or
+    # 14 when the same roll bore one off (then "first off" is already done)
+    assert (idx > 0).all()
 
 
 def test_shifted_targets() -> None:
@@ -116,6 +135,17 @@ def test_tiny_run_and_resume(tmp_path: Path) -> None:
     assert ev.step == 2
     with pytest.raises(ValueError, match="not a race-net checkpoint"):
         load_race_net(default_checkpoint_path())
+    # a race net learnt over one bear-off (R29 or not) never answers under the other
+    with pytest.raises(ValueError, match="pip-waste rule"):
+        load_race_net(out, rules="mars")
+
+
+def test_race_nets_are_looked_up_per_rule_set() -> None:
+    from nard_rl.evaluator import RACE_CHECKPOINT, race_checkpoint_path
+
+    assert RACE_CHECKPOINT == "nard-race.pt"
+    for rules in ("standard", "mars"):  # none is shipped: races stay with the contact net
+        assert race_checkpoint_path(rules) is None
 
 
 def test_config_is_checked() -> None:
