@@ -35,6 +35,7 @@ home; that small approximation is the one-sided gammon approximation.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -279,6 +280,9 @@ class RaceConfig:
     hidden: int = 128
     batch: int = 256
     lr: float = 2e-3
+    lr_final: float | None = None
+    """Learning rate of the last round (cosine from ``lr``); None keeps ``lr`` throughout.
+    The rollout targets are single trajectories, so a falling rate averages their noise."""
     seed: int = 1
     rules: str = "standard"
 
@@ -288,6 +292,15 @@ class RaceConfig:
                 raise ValueError(f"RaceConfig.{name} must be at least 1, got {getattr(self, name)}")
         if not 0.0 <= self.explore <= 1.0 or self.lr <= 0 or self.home_share < 0:
             raise ValueError("RaceConfig needs 0 <= explore <= 1, lr > 0 and home_share >= 0")
+        if self.lr_final is not None and not 0 < self.lr_final <= self.lr:
+            raise ValueError(f"RaceConfig.lr_final must be in (0, lr], got {self.lr_final}")
+
+    def lr_at(self, rnd: int) -> float:
+        """The rate of round ``rnd`` (1-based): cosine from ``lr`` to ``lr_final``."""
+        if self.lr_final is None or self.rounds == 1:
+            return self.lr
+        t = (rnd - 1) / (self.rounds - 1)
+        return self.lr_final + 0.5 * (self.lr - self.lr_final) * (1.0 + math.cos(math.pi * t))
         get_rules(self.rules)
 
 
@@ -469,9 +482,13 @@ def train_race_net(
     """Run (or resume) a race-net training into ``out``; ``<stem>.positions.npz`` next to
     it keeps the collected positions.  Returns the last history entry."""
     from nard_rl.evaluator import NetEvaluator
+    from nard_rl.net_player import default_checkpoint_path
 
     out = Path(out)
     rules = get_rules(cfg.rules)
+    # the shipped net is recorded by name, not by where this install keeps it
+    shipped = Path(contact_path).resolve() == default_checkpoint_path(rules).resolve()
+    contact_label = "default" if shipped else str(contact_path)
     rng = np.random.default_rng(cfg.seed)
     torch.manual_seed(cfg.seed)
     pos_path = out.with_suffix(".positions.npz")
@@ -509,6 +526,8 @@ def train_race_net(
     home_t = np.arange(1, 54264)
     for rnd in range(start_round + 1, cfg.rounds + 1):
         t0 = time.time()
+        for group in opt.param_groups:
+            group["lr"] = cfg.lr_at(rnd)
         pick = starts[
             rng.choice(starts.shape[0], min(cfg.starts_per_round, starts.shape[0]), False)
         ]
@@ -555,7 +574,7 @@ def train_race_net(
             out,
             net,
             step=rnd,
-            config={**asdict(cfg), "contact": str(contact_path)},
+            config={**asdict(cfg), "contact": contact_label},
             history=history,
         )
         log(f"round {rnd}: {entry}")

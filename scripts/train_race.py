@@ -28,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--home-share", type=float, default=d.home_share)
     ap.add_argument("--epochs", type=int, default=d.epochs)
     ap.add_argument("--lr", type=float, default=d.lr)
+    ap.add_argument("--lr-final", type=float, default=None, help="last round's rate (cosine)")
     ap.add_argument("--seed", type=int, default=d.seed)
     ap.add_argument("--rules", default=d.rules, choices=["standard", "mars"])
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
@@ -43,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         home_share=a.home_share,
         epochs=a.epochs,
         lr=a.lr,
+        lr_final=a.lr_final,
         seed=a.seed,
         rules=a.rules,
     )
