@@ -187,8 +187,8 @@ class RaceEvaluator:
         return rolls, first, escape
 
     def mean_rolls(self, placements: np.ndarray, head: int = 0) -> np.ndarray:
-        """Mean of one distribution: rolls to bear off all (``head=0``) or the first
-        (``head=1``)."""
+        """Mean of one distribution: rolls to bear off all (``head=0``), the first
+        (``head=1``) or to leave the other side's home board (``head=2``)."""
         return self.distributions(placements)[head] @ np.arange(BINS)
 
     def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
@@ -352,8 +352,10 @@ def _rollouts(
     head: int = 0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Play ``starts`` (placements not all home) until home, each roll minimising the
-    expected rolls to bear off all (``head=0``) or, for a side saving a gammon, the first
-    checker (``head=1``: a different race, run to bring the stragglers in at once).
+    expected rolls to bear off all (``head=0``), or for a side saving a gammon the first
+    checker (``head=1``: a different race, run to bring the stragglers in at once), or
+    for a side saving a backgammon the rolls to leave the other side's home board
+    (``head=2``: the straggler runs first).
     Returns every visited placement, the rolls it still took to get home, the database
     index of the home placement its trajectory reached, and the rolls it still took to
     leave 19..24."""
@@ -536,28 +538,38 @@ def train_race_net(
         # gammon brings its stragglers in first, which a bear-off-all race need not do
         full = pick[pick.sum(axis=1) == MAX_CHECKERS]
         f_vis, f_left, f_idx, _ = _rollouts(ev, full, rng, cfg.explore, head=1)
+        # and "leave the other home board" its own: a side saving a backgammon runs the
+        # straggler out first, which neither other race need do
+        back = pick[(pick.sum(axis=1) == MAX_CHECKERS) & (pick[:, 18:].sum(axis=1) > 0)]
+        e_vis, _, _, e_esc = _rollouts(ev, back, rng, cfg.explore, head=2)
         n_home = min(home.shape[0], int(visited.shape[0] * cfg.home_share))
         extra = rng.choice(home.shape[0], n_home, replace=False)
-        x = np.concatenate([visited, f_vis, home[extra]])
+        x = np.concatenate([visited, f_vis, e_vis, home[extra]])
         zeros = np.zeros(extra.size, dtype=np.int64)
-        f_zeros = np.zeros(f_vis.shape[0], dtype=np.int64)
-        left = np.concatenate([left, f_left, zeros])
-        idx = np.concatenate([idx, f_idx, home_t[extra]])
-        esc = np.concatenate([esc, f_zeros, zeros])
+        e_zeros = np.zeros(e_vis.shape[0], dtype=np.int64)
+        left = np.concatenate([left, f_left, e_zeros, zeros])
+        idx = np.concatenate([idx, f_idx, e_zeros, home_t[extra]])
+        esc = np.concatenate([esc, np.zeros(f_vis.shape[0], dtype=np.int64), e_esc, zeros])
         targets = np.zeros((x.shape[0], HEADS, BINS), dtype=np.float32)
         targets[:, 0] = _shifted(db.rolls, idx, left)
         targets[:, 1] = _shifted(db.first, idx, left)
         targets[np.arange(x.shape[0]), 2, np.minimum(esc, BINS - 1)] = 1.0
-        # each trajectory teaches the heads whose policy it followed
-        from_all = np.ones(x.shape[0], dtype=bool)
-        from_all[visited.shape[0] : visited.shape[0] + f_vis.shape[0]] = False
-        from_first = ~from_all
-        from_first[visited.shape[0] + f_vis.shape[0] :] = True  # home: exact for both
+        # each trajectory teaches the heads whose policy it followed; home placements,
+        # exact, teach the first two
+        source = np.concatenate(
+            [
+                np.zeros(visited.shape[0], dtype=np.int64),
+                np.ones(f_vis.shape[0], dtype=np.int64),
+                np.full(e_vis.shape[0], 2, dtype=np.int64),
+                np.full(extra.size, -1, dtype=np.int64),
+            ]
+        )
+        home_row = source < 0
         weights = np.stack(
             [
-                from_all,
-                from_first & (x.sum(axis=1) == MAX_CHECKERS),  # "first off" means something
-                from_all & (x[:, 18:].sum(axis=1) > 0),  # a straggler in the other home board
+                (source == 0) | home_row,
+                ((source == 1) | home_row) & (x.sum(axis=1) == MAX_CHECKERS),
+                (source == 2) & (x[:, 18:].sum(axis=1) > 0),  # a straggler still there
             ],
             axis=1,
         )

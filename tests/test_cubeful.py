@@ -207,3 +207,21 @@ def test_fit_script_runs(tmp_path: pytest.TempPathFactory) -> None:
     assert "fitted-x vs fixed-x" in run.stdout
     saved = json.loads(out.read_text())
     assert 0.0 <= saved["contact_x"] <= 1.0
+
+
+def test_rollouts_judge_races_without_the_race_net() -> None:
+    """Cube rollouts average hundreds of race judgments, so they take the contact net
+    (level on average) rather than the race net (better per position, gammons a little
+    high); the search part of the advisor keeps the full default evaluator."""
+    from nard_rl.cubeful import CubeAdvisor
+    from nard_rl.evaluator import CompositeEvaluator, load_evaluator
+
+    ev = load_evaluator("default")
+    assert isinstance(ev, CompositeEvaluator) and ev.race is not None
+    adv = CubeAdvisor(ev, rollout_trials=36)
+    judge = adv.rollout_judge
+    assert isinstance(judge, CompositeEvaluator) and judge.race is None
+    assert judge.contact is ev.contact and judge.bearoff is ev.bearoff
+    assert adv.search.evaluator is ev
+    plain = load_evaluator("default").contact
+    assert CubeAdvisor(plain).rollout_judge is plain

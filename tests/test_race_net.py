@@ -101,6 +101,18 @@ def test_first_off_rollouts_follow_the_first_off_policy(untrained: RaceEvaluator
     assert (idx > 0).all()
 
 
+def test_escape_rollouts_run_the_straggler_out_first(untrained: RaceEvaluator) -> None:
+    """Saving a backgammon: a straggler on the 20 point (in the other side's home board),
+    14 checkers home.  With head 2 a placement that has left 19..24 scores 0 rolls, so
+    the straggler leaves with the first roll, whatever the net says about the rest."""
+    starts = np.zeros((30, 24), dtype=np.int64)
+    starts[:, 19] = 1  # the 20 point
+    starts[:, 5] = 14
+    visited, _, _, esc = _rollouts(untrained, starts, np.random.default_rng(6), 0.0, head=2)
+    np.testing.assert_array_equal(visited[:30], starts)
+    assert (esc[:30] == 1).all()
+
+
 def test_shifted_targets() -> None:
     table = np.array([[0.0, 0.5, 0.5], [1.0, 0.0, 0.0]])
     out = _shifted(table, np.array([0, 1, 0]), np.array([2, 0, BINS]))
@@ -236,3 +248,24 @@ def test_train_race_script(tmp_path: Path) -> None:
         cwd=root,
     )
     assert bad.returncode != 0 and "--rounds must be at least 1" in bad.stderr
+
+
+def test_the_shipped_race_net_agrees_with_rollouts_on_average() -> None:
+    """Absolute chances matter where the race net judges a position, not only its
+    ranking of plays: rollouts of cube decisions stop at the race and take its answer.
+    On races reached in self-play its mean gammon and backgammon chances must match
+    rollouts played out to the end by the contact net (before the "leave the other home
+    board" head learnt under its own policy, backgammons came out four times too often)."""
+    from nard_rl.evaluator import CompositeEvaluator, load_evaluator
+    from nard_rl.rollout import rollout
+
+    full = load_evaluator("default")
+    assert isinstance(full, CompositeEvaluator) and full.race is not None
+    plain = CompositeEvaluator(full.contact, bearoff=full.bearoff)
+    pos = collect_race_positions(full.contact, 80, np.random.default_rng(3), explore=0.0)
+    pos = pos[classify(pos) == RACE][:200]
+    assert pos.shape[0] >= 100
+    truth = rollout(plain, pos, trials=144, seed=1, stop_at_race=False)
+    bias = full.probabilities(pos).mean(axis=0) - truth.mean(axis=0)
+    assert np.abs(bias[[0, 1, 3]]).max() < 0.01, bias
+    assert np.abs(bias[[2, 4]]).max() < 0.003, bias
