@@ -28,9 +28,12 @@ trajectory, round after round (policy iteration):
 4. home placements also learn their exact database distributions, so the net is measured
    against the database where both exist.
 
-The policy the targets follow minimises expected rolls (the database's criterion), so the
-"first checker off" head of a side with 15 checkers follows the same plays until it is
-home; that small approximation is the one-sided gammon approximation.
+Each distribution learns under the policy it stands for: "bear off all" from plays that
+minimise the expected rolls to bear off all (the database's criterion); "first off" (a
+side with 15 checkers, saving the gammon) from separate trajectories that minimise the
+expected rolls to the first checker off, as the database's "first" table does; "leave
+19..24" (saving the backgammon) from trajectories that run the straggler out first.
+Under one shared policy the gammon and backgammon heads came out far too pessimistic.
 """
 
 from __future__ import annotations
@@ -294,6 +297,7 @@ class RaceConfig:
             raise ValueError("RaceConfig needs 0 <= explore <= 1, lr > 0 and home_share >= 0")
         if self.lr_final is not None and not 0 < self.lr_final <= self.lr:
             raise ValueError(f"RaceConfig.lr_final must be in (0, lr], got {self.lr_final}")
+        get_rules(self.rules)
 
     def lr_at(self, rnd: int) -> float:
         """The rate of round ``rnd`` (1-based): cosine from ``lr`` to ``lr_final``."""
@@ -301,7 +305,6 @@ class RaceConfig:
             return self.lr
         t = (rnd - 1) / (self.rounds - 1)
         return self.lr_final + 0.5 * (self.lr - self.lr_final) * (1.0 + math.cos(math.pi * t))
-        get_rules(self.rules)
 
 
 def _contact_choice(

@@ -214,6 +214,8 @@ def test_config_is_checked() -> None:
         RaceConfig(rounds=0)
     with pytest.raises(ValueError, match="lr_final"):
         RaceConfig(lr=1e-3, lr_final=2e-3)
+    with pytest.raises(ValueError, match="rule set"):
+        RaceConfig(rules="nope")
 
 
 def test_learning_rate_falls_by_cosine_over_the_rounds() -> None:
