@@ -309,6 +309,92 @@ def test_agreement_with_gnubg_decisions() -> None:
     assert unavailable == confusion[("unavailable", "unavailable")] > 0
 
 
+def test_equity_lost_on_gnubg_probabilities_is_small() -> None:
+    """The model's own floor, judged like the nets are (mean equity lost per decision):
+    money and match alike, no wrong take or pass in a match (before the match-ending
+    efficiency, 0.67 mp per match decision, most of it wrong passes at 2-away)."""
+    bench = _bench_module()
+    res = bench.benchmark(bench.load_records())
+    assert res["money"]["lost_mp"] < 0.4
+    assert res["match"]["lost_mp"] < 0.4
+    assert res["match"]["lost_take_mp"] < 0.05
+
+
+def _implied_efficiency(rec: dict, met: MatchEquityTable) -> list[tuple[bool, float]]:
+    """``(ends, x)`` for the no-double and double/take values of one match record: the
+    efficiency at which the model reproduces gnubg's cubeful equity, and whether a win at
+    that cube ends the match for one side.  Values where live and dead barely differ
+    carry no information and are skipped."""
+    from nard_rl.cube import _check_probs, _CubeModel, _interp
+
+    bench = _bench_module()
+    cube, match = bench.record_state(rec)
+    probs = _check_probs([rec["probs"][k] for k in PROB_NAMES])
+    a_me, a_opp, c0 = match.away_me, match.away_opp, cube.value
+
+    def u(points: int) -> float:
+        return met.after_game(a_me, a_opp, points)
+
+    def can_double(me: bool, c: int) -> bool:
+        return match.doubling_allowed and 2 * c <= 64 and c < (a_me if me else a_opp)
+
+    model = _CubeModel(probs, u, STANDARD, c0, can_double)
+    win_c, lose_c = u(c0), u(-c0)
+    eq = rec["equities"]
+    if cube.owner == "centered":
+        values = [(model.centered(c0), model.dead(c0), eq["no_double"], c0)]
+    else:
+        values = [(model.owned(c0, me=cube.owner == "mover"), model.dead(c0), eq["no_double"], c0)]
+    if rec["decision"] != "unavailable" and eq.get("double_take") is not None:
+        values.append(
+            (model.owned(2 * c0, me=False), model.dead(2 * c0), eq["double_take"], 2 * c0)
+        )
+    out = []
+    for knots, dead, normalised, c in values:
+        live = _interp(knots, model.p)
+        if normalised is None or abs(live - dead) < 0.02 * (win_c - lose_c):
+            continue
+        mwc = lose_c + (normalised + 1.0) / 2.0 * (win_c - lose_c)
+        out.append((min(a_me, a_opp) <= c, (mwc - dead) / (live - dead)))
+    return out
+
+
+def test_match_efficiencies_are_the_ones_gnubgs_equities_imply() -> None:
+    """The two efficiencies of a match are measurements: solving the model for the x that
+    reproduces gnubg 2-ply's cubeful equities on the reference file gives the contact
+    constant where both sides can still use the cube, and ``MATCH_ENDING_X`` where a
+    win at the cube ends the match for one side."""
+    from nard_rl.cube import MATCH_ENDING_X
+
+    bench = _bench_module()
+    met = MatchEquityTable.default()
+    pairs = [
+        v
+        for rec in bench.load_records()
+        if rec["match"]["length"]
+        for v in _implied_efficiency(rec, met)
+    ]
+    ends = np.array([x for e, x in pairs if e])
+    open_ = np.array([x for e, x in pairs if not e])
+    assert len(ends) > 150 and len(open_) > 600
+    assert abs(np.median(open_) - CONTACT_X) < 0.03
+    assert abs(np.mean(ends) - MATCH_ENDING_X) < 0.05
+    assert np.median(ends) > np.median(open_) + 0.15
+
+
+def test_match_ending_cube_takes_when_the_doublers_gammons_die(met: MatchEquityTable) -> None:
+    """5-point match, the doubler at 3-1 (2-away) with 79% wins, half of them gammons:
+    once doubled its gammons are worth nothing and the taker's redouble is for the match,
+    so the take is right (gnubg 2-ply: double/take 0.83 against the pass's 1.0) although
+    the doubler is too good to double."""
+    probs = (0.794, 0.487, 0.057, 0.0, 0.0)
+    d = cube_decision(probs, CubeState(), MatchScore(5, 3, 1), met=met)
+    assert d.decision == "too_good" and d.take is True
+    assert d.double_take < 0.95
+    # the same probabilities in money play are a pass: the gammons would count double
+    assert cube_decision(probs, CubeState()).take is False
+
+
 # --------------------------------------------------------------------------------------
 # nard cube
 

@@ -416,6 +416,7 @@ def test_rollouts_blend_into_the_close_decisions_only(tmp_path: Path) -> None:
     import torch
 
     from nard_rl.cubeful import CubeAdvisor
+    from nard_rl.engine.classify import race_flags
     from nard_rl.evaluator import load_evaluator
     from nard_rl.rollout import pre_roll_rollout
 
@@ -435,9 +436,13 @@ def test_rollouts_blend_into_the_close_decisions_only(tmp_path: Path) -> None:
     close = plies2 > 0
     assert close.any() and not close.all()
     np.testing.assert_allclose(p2[~close], p1[~close])
-    rolled = pre_roll_rollout(ev, boards[close], trials=36)
-    np.testing.assert_allclose(p2[close], 0.75 * p1[close] + 0.25 * rolled, atol=1e-6)
-    assert not np.allclose(p2[close], p1[close])
+    # close races keep the search (see the next test); the others take in the rollout
+    contact = close & ~race_flags(boards)
+    assert contact.any() and (close & ~contact).any()
+    np.testing.assert_allclose(p2[close & ~contact], p1[close & ~contact])
+    rolled = pre_roll_rollout(ev, boards[contact], trials=36)
+    np.testing.assert_allclose(p2[contact], 0.75 * p1[contact] + 0.25 * rolled, atol=1e-6)
+    assert not np.allclose(p2[contact], p1[contact])
     # the same position gets the same answer alone or in a batch
     i = int(np.flatnonzero(close)[0])
     alone = rolling.analyse_batch(boards[i : i + 1], cubes[i : i + 1], matches[i : i + 1])
@@ -473,3 +478,34 @@ def test_nard_hint_ranks_for_the_match_score(capsys: pytest.CaptureFixture[str])
     else:
         raise AssertionError("the score changed no play in 60 positions")
     assert all(0.0 <= p["equity"] <= 1.0 for p in leader)  # match-winning chances
+
+
+def test_close_races_keep_the_search_and_are_not_rolled_out(tmp_path: Path) -> None:
+    """A rollout stops at the race, so a race's rollout would be one roll and the contact
+    net's guess: close no-contact decisions keep their deeper search (race net and
+    bear-off database), close contact decisions are rolled out."""
+    import torch
+
+    from nard_rl.cubeful import CubeAdvisor
+    from nard_rl.engine.classify import race_flags
+    from nard_rl.evaluator import load_evaluator
+
+    torch.manual_seed(3)
+    tiny_net = _tiny_net(tmp_path / "tiny.pt")
+    records = [json.loads(line) for line in DATA.read_text().splitlines()]
+    boards_all = np.array([r["board"] for r in records], dtype=np.int8)
+    race = race_flags(boards_all)
+    pick = np.concatenate([np.flatnonzero(race)[:8], np.flatnonzero(~race)[:8]])
+    boards = boards_all[pick]
+    cubes = [CubeState(1, "centered")] * len(pick)
+    matches: list[MatchScore | None] = [None] * len(pick)
+    ev = load_evaluator(str(tiny_net))
+    refining = CubeAdvisor(ev, ply=0, refine_margin=5.0)  # every decision is close
+    rolling = CubeAdvisor(ev, ply=0, refine_margin=5.0, rollout_trials=36)
+    assert not refining.rolls_out(boards).any()
+    assert np.array_equal(rolling.rolls_out(boards), ~race[pick])
+    p1, _, plies1 = refining.analyse_batch(boards, cubes, matches)
+    p2, _, plies2 = rolling.analyse_batch(boards, cubes, matches)
+    assert np.all(plies1 == 1) and np.all(plies2 == 1)
+    np.testing.assert_allclose(p2[:8], p1[:8], atol=1e-9)
+    assert not np.allclose(p2[8:], p1[8:])

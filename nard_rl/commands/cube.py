@@ -158,13 +158,17 @@ def answer_line(line: str, advisor: CubeAdvisor) -> dict[str, Any]:
         probs, decision, ply = evaluate(position, cube, match, advisor, jacoby=jacoby)
     except (ValueError, KeyError, TypeError) as exc:  # JSONDecodeError is a ValueError
         return {"error": str(exc)}
-    return {**answer(decision, probs), "ply": ply, "rollout": rolled_out(advisor, ply)}
+    games = rolled_out(advisor, position, ply)
+    return {**answer(decision, probs), "ply": ply, "rollout": games}
 
 
-def rolled_out(advisor: CubeAdvisor, ply: int) -> int:
-    """Games rolled out behind a decision read at ``ply`` (0: none): the advisor rolls
-    out exactly the close decisions, those it read deeper than its own ply."""
-    return advisor.rollout_trials if ply > advisor.ply else 0
+def rolled_out(advisor: CubeAdvisor, position: Position, ply: int) -> int:
+    """Games rolled out behind the decision on ``position`` read at ``ply`` (0: none):
+    the advisor rolls out the close decisions (those it read deeper than its own ply)
+    that have contact (``CubeAdvisor.rolls_out``)."""
+    if ply <= advisor.ply or not advisor.rolls_out(position.array())[0]:
+        return 0
+    return advisor.rollout_trials
 
 
 def serve_jsonl(stdin: TextIO, stdout: TextIO, advisor: CubeAdvisor) -> None:
@@ -217,7 +221,7 @@ def run(args: argparse.Namespace) -> int:
             },
             "probs": prob_dict,
             "ply": ply,
-            "rollout": rolled_out(advisor, ply),
+            "rollout": rolled_out(advisor, position, ply),
             **decision.to_dict(),
         }
         print(json.dumps(out))
@@ -230,7 +234,7 @@ def run(args: argparse.Namespace) -> int:
         f"  backgammon {pr['lose_backgammon']:.3f}   equity {decision.cubeless:+.3f}"
     )
     kind = "contact" if not position.is_race() else "race"
-    games = rolled_out(advisor, ply)
+    games = rolled_out(advisor, position, ply)
     blend = f", blended with a rollout of {games} games" if games else ""
     print(f"Cube efficiency x = {decision.x:.2f} ({kind}); probabilities at {ply}-ply{blend}")
     scale = "match equity, normalised" if match is not None else "per current stake"
