@@ -203,7 +203,11 @@ def _checkpoint_path(spec: str, rules: RuleSet) -> Path:
 
 
 def load_evaluator(
-    spec: str = "default", *, rules: RuleSet | str = "standard", device: str = "cpu"
+    spec: str = "default",
+    *,
+    rules: RuleSet | str = "standard",
+    device: str = "cpu",
+    race_net: bool | None = None,
 ) -> Evaluator:
     """The evaluator a spec names.
 
@@ -211,7 +215,10 @@ def load_evaluator(
     set's own; no race net when none is shipped) and the rule set's bear-off database.
     A checkpoint
     path: that net for contact and races, the bear-off database for no-contact bear-offs
-    (exact knowledge only ever replaces a guess).
+    (exact knowledge only ever replaces a guess).  ``race_net`` overrides whether the
+    shipped race net answers no-contact races (None: only for ``default``); a pipeline
+    teacher sets it so a new contact net is labelled with the race knowledge the default
+    player will pair it with.
     """
     if not isinstance(spec, str) or not spec:
         raise ValueError(f"evaluator spec must be a non-empty string, got {spec!r}")
@@ -219,7 +226,7 @@ def load_evaluator(
     contact = NetEvaluator.from_checkpoint(_checkpoint_path(spec, rs), rules=rs, device=device)
     db = get_bearoff_database(rs.waste_rule)
     race = None
-    if spec == "default":
+    if spec == "default" if race_net is None else race_net:
         race_path = race_checkpoint_path(rs)
         if race_path is not None:
             race = load_race_net(race_path, rules=rs, bearoff=db)

@@ -148,3 +148,25 @@ def test_composite_routes_each_class_to_its_part() -> None:
     )
     with pytest.raises(ValueError, match="R29"):
         CompositeEvaluator(contact, bearoff=db, rules="mars")
+
+
+def test_race_net_option_pairs_a_checkpoint_with_the_shipped_race_net() -> None:
+    """A path alone answers races with its own net; ``race_net=True`` adds the rule set's
+    shipped race net (what a pipeline teacher with ``label.race_net`` uses), and
+    ``race_net=False`` takes it away from ``default``."""
+    from reference_movegen import board_of
+
+    from nard_rl.engine.classify import RACE
+
+    race_board = np.array([board_of({1: 5, 8: 10}, {19: 7, 24: 8})], dtype=np.int8)
+    path = str(default_checkpoint_path())
+    alone = load_evaluator(path)
+    paired = load_evaluator(path, race_net=True)
+    assert alone.race is None and paired.race is not None
+    assert paired.route(race_board).tolist() == [RACE]
+    np.testing.assert_allclose(
+        paired.probabilities(race_board), load_evaluator("default").probabilities(race_board)
+    )
+    assert not np.allclose(alone.probabilities(race_board), paired.probabilities(race_board))
+    assert load_evaluator("default", race_net=False).race is None
+    assert load_evaluator(path, rules="mars", race_net=True).race.rules.name == "mars"

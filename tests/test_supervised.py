@@ -391,3 +391,38 @@ def test_promote_accepts_a_rejected_candidate_only_with_a_note(tmp_path: Path) -
     with pytest.raises(SystemExit):  # the command reports the same error and fails
         main(["pipeline", f"out_dir={tmp_path}", "name=new", "stage=promote", "note=x"])
     assert not (tmp_path / "new" / "best.pt").exists()  # no run was started
+
+
+@pytest.mark.parametrize("race_net", [False, True])
+def test_label_race_net_pairs_the_teacher_with_the_shipped_race_net(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, race_net: bool
+) -> None:
+    """``label.race_net=true`` labels with the current net plus the rule set's race net
+    (the default player's make-up); the shard's recorded config says which it was."""
+    import nard_rl.supervised.pipeline as pipeline
+    from nard_rl.evaluator import load_evaluator
+
+    seen: list[object] = []
+
+    def spy(spec: str, **kw: object) -> object:
+        ev = load_evaluator(spec, **kw)  # type: ignore[arg-type]
+        seen.append(ev.race)  # type: ignore[attr-defined]
+        return ev
+
+    monkeypatch.setattr(pipeline, "load_evaluator", spy)
+    init = _save(tmp_path / "gen0.pt", _net(3), _spec())
+    args = [
+        "pipeline",
+        "supervised=tiny",
+        f"out_dir={tmp_path}",
+        f"init={init}",
+        "stage=label",
+        "label.shards=1",
+        "label.decisions_per_shard=5",
+        f"label.race_net={str(race_net).lower()}",
+        "progress=false",
+    ]
+    assert main(args) == 0
+    assert len(seen) == 1 and (seen[0] is not None) == race_net
+    _, meta = read_shard(shard_path(tmp_path / "tiny" / "gen_001" / "shards", 0))
+    assert meta["label"]["race_net"] is race_net

@@ -85,6 +85,9 @@ class LabelConfig:
     outcome_games: int = 0
     """Whole self-play games per shard whose every afterstate is also labelled with the
     game's result (``collect_outcomes``); 0: none."""
+    race_net: bool = False
+    """Label with the rule set's shipped race net answering no-contact races next to the
+    current net (the default player's make-up); false: the current net alone."""
 
     def __post_init__(self) -> None:
         positive = ("shards", "top_k", "parallel_games", "chunk")
