@@ -56,6 +56,7 @@ from nard_rl.engine.bearoff import (
     bearoff_index,
     get_bearoff_database,
     race_probabilities,
+    race_probabilities_of_rows,
 )
 from nard_rl.engine.classify import BEAROFF, RACE, classify
 from nard_rl.engine.movegen import legal_afterstates_batch
@@ -198,11 +199,24 @@ class RaceEvaluator:
         """``(N, 5)`` probabilities of no-contact afterstates (mover's view, opponent to
         roll); exact where both sides are home."""
         mine, theirs = side_placements(afterstates)
-        ra, fa, ea = self.distributions(mine)
-        rb, fb, eb = self.distributions(theirs)
+        n = mine.shape[0]
+        # one side's placement recurs across a batch (the side not moving is the same in
+        # every candidate of a roll, in every reply of a search level): each distinct
+        # placement goes through the net once
+        both = np.ascontiguousarray(np.concatenate([mine, theirs]).astype(np.int8))
+        keys = both.view(np.dtype((np.void, both.shape[1]))).ravel()
+        _, first_row, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        rolls, first, escape = self.distributions(both[first_row])
+        inverse = inverse.ravel()
         full = MAX_CHECKERS
-        return race_probabilities(
-            ra, fa, rb, fb, mine.sum(1) == full, theirs.sum(1) == full, ea, eb
+        return race_probabilities_of_rows(
+            rolls,
+            first,
+            escape,
+            inverse[:n],
+            inverse[n:],
+            mine.sum(1) == full,
+            theirs.sum(1) == full,
         )
 
 

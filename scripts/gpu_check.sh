@@ -49,7 +49,7 @@ fi
 
 # 1. GPU tests: resume across devices (cuda->cuda, cuda->cpu, cpu->cuda), CUDA self-play
 step gpu_tests 240 "${PYTHON}" -m pytest -m gpu -q -p no:cacheprovider \
-    tests/test_distributed.py
+    tests/test_distributed.py tests/test_supervised.py
 
 # 2. the Hydra app on CUDA (device=auto must pick it), then resumed on the CPU
 step train_cuda 150 "${PYTHON}" scripts/train.py trainer=smoke device=auto \
@@ -75,6 +75,14 @@ for b in ${BATCHES}; do
 done
 step bench_cpu_1024 120 "${PYTHON}" scripts/bench_train.py --device cpu --parallel 1024 \
     --seconds "${SECONDS_PER_CONFIG}" --warmup-plies 30
+
+# 5. 2-ply labels of the shipped net (the pipeline's costliest stage), one worker, 500
+# decisions: the teacher's net on CUDA, then on the CPU (each step's time is the figure)
+for dev in cuda cpu; do
+    step "label_2ply_${dev}" 300 "${PYTHON}" -m nard_rl pipeline out_dir="${OUT}/runs" \
+        name="label_${dev}" stage=label label.ply=2 label.race_net=true label.shards=1 \
+        label.decisions_per_shard=500 device="${dev}" progress=false
+done
 
 {
     echo

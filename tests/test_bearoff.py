@@ -238,3 +238,55 @@ def test_race_combination_by_hand() -> None:
     np.testing.assert_allclose(p[0], [0, 0, 0, 1, 1])
     p = race_probabilities(delta(2), delta(1), delta(2), delta(0), yes, no, delta(1), None)
     np.testing.assert_allclose(p[0], [0, 0, 0, 0, 0])
+
+
+def _race_reference(ra, fa, rb, fb, full_a, full_b, ea, eb):  # type: ignore[no-untyped-def]
+    """The combination written as whole-array cumulative sums (the definition)."""
+    out = np.zeros((ra.shape[0], 5))
+    out[:, 0] = (ra * (1 - np.cumsum(rb, axis=1))).sum(axis=1)
+    out[:, 1] = np.where(full_b, (ra * (1 - np.cumsum(fb, axis=1))).sum(axis=1), 0)
+    out[:, 3] = np.where(full_a, (rb * (1 - np.cumsum(fa, axis=1) + fa)).sum(axis=1), 0)
+    if eb is not None:
+        out[:, 2] = np.where(full_b, (ra * (1 - np.cumsum(eb, axis=1))).sum(axis=1), 0)
+    if ea is not None:
+        out[:, 4] = np.where(full_a, (rb * (1 - np.cumsum(ea, axis=1) + ea)).sum(axis=1), 0)
+    out = np.clip(out, 0, 1)
+    out[:, 2] = np.minimum(out[:, 2], out[:, 1])
+    out[:, 4] = np.minimum(out[:, 4], out[:, 3])
+    return out
+
+
+@pytest.mark.parametrize("escapes", ["both", "a", "b", "none"])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_race_kernel_matches_the_cumulative_definition(escapes: str, seed: int) -> None:
+    """The one-pass kernel equals the definition on random distributions of both
+    lengths in use (the database's 32 rolls, the race net's 80 bins)."""
+    from nard_rl.engine.bearoff import race_probabilities
+
+    rng = np.random.default_rng(seed)
+    for length in (32, 80):
+        n = 300
+        d = [rng.dirichlet(np.full(length, 0.3), size=n) for _ in range(6)]
+        full_a, full_b = rng.random(n) < 0.5, rng.random(n) < 0.5
+        ea = d[4] if escapes in ("both", "a") else None
+        eb = d[5] if escapes in ("both", "b") else None
+        got = race_probabilities(d[0], d[1], d[2], d[3], full_a, full_b, ea, eb)
+        want = _race_reference(d[0], d[1], d[2], d[3], full_a, full_b, ea, eb)
+        assert got.dtype == np.float32 and got.shape == (n, 5)
+        np.testing.assert_allclose(got, want, atol=2e-6)
+        # strided views (a column of a (N, 3, L) array, as the race net hands them) too
+        stacked = np.stack([d[0], d[1]], axis=1)
+        again = race_probabilities(stacked[:, 0], stacked[:, 1], d[2], d[3], full_a, full_b, ea, eb)
+        np.testing.assert_array_equal(again, got)
+
+
+def test_race_probabilities_refuses_mismatched_shapes() -> None:
+    from nard_rl.engine.bearoff import race_probabilities
+
+    a, b = np.full((2, 8), 1 / 8), np.full((2, 9), 1 / 9)
+    yes = np.array([True, False])
+    with pytest.raises(ValueError, match="one \\(N, L\\) shape"):
+        race_probabilities(a, a, b, b, yes, yes)
+    with pytest.raises(ValueError, match="full_a"):
+        race_probabilities(a, a, a, a, yes[:1], yes)
+    assert race_probabilities(a[:0], a[:0], a[:0], a[:0], yes[:0], yes[:0]).shape == (0, 5)

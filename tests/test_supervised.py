@@ -403,10 +403,12 @@ def test_label_race_net_pairs_the_teacher_with_the_shipped_race_net(
     from nard_rl.evaluator import load_evaluator
 
     seen: list[object] = []
+    seen_devices: list[str] = []
 
     def spy(spec: str, **kw: object) -> object:
         ev = load_evaluator(spec, **kw)  # type: ignore[arg-type]
         seen.append(ev.race)  # type: ignore[attr-defined]
+        seen_devices.append(ev.contact.device.type)  # type: ignore[attr-defined]
         return ev
 
     monkeypatch.setattr(pipeline, "load_evaluator", spy)
@@ -424,5 +426,31 @@ def test_label_race_net_pairs_the_teacher_with_the_shipped_race_net(
     ]
     assert main(args) == 0
     assert len(seen) == 1 and (seen[0] is not None) == race_net
+    assert seen_devices == ["cpu"]  # the run's device (cpu here) carries the teacher's net
     _, meta = read_shard(shard_path(tmp_path / "tiny" / "gen_001" / "shards", 0))
     assert meta["label"]["race_net"] is race_net
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_labels_on_cuda_match_the_cpu(tmp_path: Path) -> None:
+    """``device=cuda`` labels with the teacher's net on the GPU; the labels are the CPU's
+    up to float rounding (the positions, a pure function of the seed, are identical)."""
+    init = _save(tmp_path / "gen0.pt", _net(5), _spec())
+    shards = {}
+    for dev in ("cpu", "cuda"):
+        args = [
+            "pipeline",
+            "supervised=tiny",
+            f"out_dir={tmp_path / dev}",
+            f"init={init}",
+            "stage=label",
+            "label.shards=1",
+            "label.decisions_per_shard=8",
+            f"device={dev}",
+            "progress=false",
+        ]
+        assert main(args) == 0
+        shards[dev], _ = read_shard(shard_path(tmp_path / dev / "tiny" / "gen_001" / "shards", 0))
+    np.testing.assert_array_equal(shards["cpu"]["boards"], shards["cuda"]["boards"])
+    np.testing.assert_allclose(shards["cpu"]["probs"], shards["cuda"]["probs"], atol=1e-4)

@@ -57,6 +57,7 @@ __all__ = [
     "bearoff_probabilities",
     "get_bearoff_database",
     "race_probabilities",
+    "race_probabilities_of_rows",
 ]
 
 POINTS = 6
@@ -246,13 +247,12 @@ class BearoffDatabase:
         a = np.asarray(afterstates)
         mine = a[:, 1:7].astype(np.int64)
         theirs = -a[:, 24:18:-1].astype(np.int64)  # their points 1..6 = our 24..19
-        ia = bearoff_index(mine)
-        ib = bearoff_index(theirs)
-        return race_probabilities(
-            self.rolls[ia],
-            self.first[ia],
-            self.rolls[ib],
-            self.first[ib],
+        return race_probabilities_of_rows(
+            self.rolls,
+            self.first,
+            None,
+            bearoff_index(mine),
+            bearoff_index(theirs),
             mine.sum(axis=1) == MAX_CHECKERS,
             theirs.sum(axis=1) == MAX_CHECKERS,
         )
@@ -278,23 +278,122 @@ def race_probabilities(
     left in the other side's home board) give backgammons the same way (R25); without
     them, as in a bear-off, none is possible.
     """
-    gt_b = 1.0 - np.cumsum(rolls_b, axis=1)  # P(B > k)
-    first_gt_b = 1.0 - np.cumsum(first_b, axis=1)  # P(F_B > k)
-    first_ge_a = 1.0 - np.cumsum(first_a, axis=1) + first_a  # P(F_A >= k)
-    out = np.zeros((rolls_a.shape[0], 5), dtype=np.float64)
-    out[:, 0] = (rolls_a * gt_b).sum(axis=1)
-    out[:, 1] = np.where(full_b, (rolls_a * first_gt_b).sum(axis=1), 0.0)
-    out[:, 3] = np.where(full_a, (rolls_b * first_ge_a).sum(axis=1), 0.0)
-    if escape_b is not None:
-        escape_gt_b = 1.0 - np.cumsum(escape_b, axis=1)
-        out[:, 2] = np.where(full_b, (rolls_a * escape_gt_b).sum(axis=1), 0.0)
-    if escape_a is not None:
-        escape_ge_a = 1.0 - np.cumsum(escape_a, axis=1) + escape_a
-        out[:, 4] = np.where(full_a, (rolls_b * escape_ge_a).sum(axis=1), 0.0)
-    out = np.clip(out, 0.0, 1.0)
-    out[:, 2] = np.minimum(out[:, 2], out[:, 1])  # a backgammon is also a gammon
-    out[:, 4] = np.minimum(out[:, 4], out[:, 3])
-    return out.astype(np.float32)
+    n = np.shape(rolls_a)[0] if np.ndim(rolls_a) == 2 else -1
+    shapes = {np.shape(x) for x in (rolls_a, first_a, rolls_b, first_b)}
+    shapes |= {np.shape(x) for x in (escape_a, escape_b) if x is not None}
+    if len(shapes) != 1 or n < 0:
+        raise ValueError(f"roll distributions must share one (N, L) shape, got {sorted(shapes)}")
+    if np.shape(full_a) != (n,) or np.shape(full_b) != (n,):
+        raise ValueError(f"full_a and full_b must have shape ({n},)")
+    zero = np.zeros_like(rolls_a, dtype=np.float64)
+    escape = None
+    if escape_a is not None or escape_b is not None:
+        escape = np.concatenate([zero if e is None else e for e in (escape_a, escape_b)])
+    rows = np.arange(n, dtype=np.int64)
+    return race_probabilities_of_rows(
+        np.concatenate([rolls_a, rolls_b]),
+        np.concatenate([first_a, first_b]),
+        escape,
+        rows,
+        rows + n,
+        full_a,
+        full_b,
+        escape_a=escape_a is not None,
+        escape_b=escape_b is not None,
+    )
+
+
+def race_probabilities_of_rows(
+    rolls: np.ndarray,
+    first: np.ndarray,
+    escape: np.ndarray | None,
+    rows_a: np.ndarray,
+    rows_b: np.ndarray,
+    full_a: np.ndarray,
+    full_b: np.ndarray,
+    *,
+    escape_a: bool = True,
+    escape_b: bool = True,
+) -> np.ndarray:
+    """``race_probabilities`` with each side's distributions given as row numbers into
+    shared ``(M, L)`` tables (the database's, or the distinct placements a race net
+    answered), so no ``(N, L)`` copy is gathered per side; ``escape`` None (or
+    ``escape_a``/``escape_b`` false) rules out that side's backgammons."""
+    tables = [np.ascontiguousarray(t, dtype=np.float64) for t in (rolls, first)]
+    if tables[0].ndim != 2 or tables[0].shape != tables[1].shape:
+        raise ValueError("rolls and first must be (M, L) tables of one shape")
+    esc = np.zeros((0, 0)) if escape is None else np.ascontiguousarray(escape, dtype=np.float64)
+    if escape is not None and esc.shape != tables[0].shape:
+        raise ValueError("escape must have the shape of rolls")
+    ia = np.ascontiguousarray(rows_a, dtype=np.int64)
+    ib = np.ascontiguousarray(rows_b, dtype=np.int64)
+    n = ia.shape[0]
+    if ib.shape != (n,) or np.shape(full_a) != (n,) or np.shape(full_b) != (n,):
+        raise ValueError(f"rows_b, full_a and full_b must have shape ({n},)")
+    if n and (min(ia.min(), ib.min()) < 0 or max(ia.max(), ib.max()) >= tables[0].shape[0]):
+        raise ValueError("row numbers outside the tables")
+    out = np.empty((n, 5), dtype=np.float32)
+    _race_kernel(
+        *tables,
+        esc,
+        ia,
+        ib,
+        np.ascontiguousarray(full_a, dtype=np.bool_),
+        np.ascontiguousarray(full_b, dtype=np.bool_),
+        escape is not None and escape_a,
+        escape is not None and escape_b,
+        out,
+    )
+    return out
+
+
+@njit(cache=True)
+def _race_kernel(
+    rolls: np.ndarray,
+    first: np.ndarray,
+    escape: np.ndarray,
+    rows_a: np.ndarray,
+    rows_b: np.ndarray,
+    full_a: np.ndarray,
+    full_b: np.ndarray,
+    has_ea: bool,
+    has_eb: bool,
+    out: np.ndarray,
+) -> None:
+    """The combination one afterstate at a time, in a single pass over the rolls with
+    running sums for the cumulative distributions: no ``(N, L)`` temporaries, which cost
+    more than the arithmetic in a search full of races."""
+    length = rolls.shape[1]
+    for i in range(rows_a.shape[0]):
+        a = rows_a[i]
+        b = rows_b[i]
+        win = gam_w = bg_w = gam_l = bg_l = 0.0
+        cb = cfb = ceb = cfa = cea = 0.0
+        for k in range(length):
+            ra = rolls[a, k]
+            rb = rolls[b, k]
+            cb += rb
+            win += ra * (1.0 - cb)  # B needs more than k rolls
+            if full_b[i]:
+                cfb += first[b, k]
+                gam_w += ra * (1.0 - cfb)  # B's first checker needs more than k
+                if has_eb:
+                    ceb += escape[b, k]
+                    bg_w += ra * (1.0 - ceb)
+            if full_a[i]:
+                gam_l += rb * (1.0 - cfa)  # A's first checker needs at least k
+                cfa += first[a, k]
+                if has_ea:
+                    bg_l += rb * (1.0 - cea)
+                    cea += escape[a, k]
+        win = min(max(win, 0.0), 1.0)
+        gam_w = min(max(gam_w, 0.0), 1.0)
+        gam_l = min(max(gam_l, 0.0), 1.0)
+        out[i, 0] = win
+        out[i, 1] = gam_w
+        out[i, 2] = min(min(max(bg_w, 0.0), 1.0), gam_w)  # a backgammon is also a gammon
+        out[i, 3] = gam_l
+        out[i, 4] = min(min(max(bg_l, 0.0), 1.0), gam_l)
 
 
 _LOADED: dict[bool, BearoffDatabase] = {}

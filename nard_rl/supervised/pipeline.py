@@ -90,7 +90,8 @@ class PipelineConfig:
     seed: int = 0
     """Seed of collection dice, noise and fitting; the same seed repeats a run."""
     device: str = "cpu"
-    """Torch device for fitting: auto, cpu, cuda or cuda:N (labelling runs on cpu)."""
+    """Torch device of the labelling teacher's net and of fitting: auto, cpu, cuda or
+    cuda:N (move generation, the race net and the gate stay on the CPU)."""
     threads: int = 0
     """torch CPU threads (0: leave torch's default)."""
     progress: bool = True
