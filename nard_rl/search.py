@@ -25,9 +25,10 @@ play); inside the tree replies are picked by cubeless money equity, so the
 probabilities a level returns do not depend on the utility and one cache serves all.
 
 Batching: every level is one move-generation call and one evaluator call over all
-candidates of all positions and all 21 rolls, whatever the number of positions (split
-only to bound memory, ``max_rows``); the deeper levels run on the replies chosen at the
-level above.  Results at 1-ply and deeper
+candidates of all positions and all 21 rolls, whatever the number of positions, split
+into chunks of whole afterstates of about ``max_rows`` replies (which bounds memory, and
+on a CPU is faster than one huge call: see ``DEFAULT_MAX_ROWS``); the deeper levels run
+on the replies chosen at the level above.  Results at 1-ply and deeper
 are cached (bounded, least recently used first out) under the board's bytes and the ply;
 0-ply is not cached, since the evaluator answers a board faster than a dictionary would.
 """
@@ -68,7 +69,11 @@ MAX_PLY = 3
 """Deepest search offered: 3-ply costs about 21 times 2-ply (seconds a decision on a CPU)."""
 
 DEFAULT_CACHE_SIZE = 200_000
-DEFAULT_MAX_ROWS = 1 << 17
+DEFAULT_MAX_ROWS = 1 << 14
+"""Replies per evaluator call.  Bigger is not faster on a CPU: past about 16k rows the
+level's arrays (an encoded row is about 1 KB) are too large for the allocator's heap, so
+each call maps fresh memory and page-faults it in (at 131k rows a 2-ply search spent as
+much time in the kernel as in the net); a GPU evaluator may want ``max_rows`` larger."""
 _REPLIES_PER_ROLL = 32  # a generous mean number of legal plays per roll, for chunking
 _LEVEL_STEP = 16.0  # larger than any equity spread: "evaluated deeper" outranks "better"
 

@@ -150,8 +150,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{'gnubg wall':>10} {'gnubg cpu':>10} | {'ratio w':>7} {'ratio c':>7} | same play"
     )
     nard = SearchPlayer(search, 0)
-    # warm-up: numba kernels and torch, so no timed run pays for compiling
-    nard.choose_batch(boards[:4], dice[:4], *legal_afterstates_batch(boards[:4], dice[:4]))
+    # warm-up: numba kernels and torch, so no timed run pays for compiling or loading
+    # them; every position once at 0-ply reaches each part (contact, race, bear-off)
+    nard.choose_batch(boards, dice, *legal_afterstates_batch(boards, dice))
     warm_b = np.array([START_BOARD], dtype=np.int8)
     warm_d = np.array([[2, 1]], dtype=np.int8)
     for ply in args.plies:

@@ -26,6 +26,8 @@ from nard_rl.evaluator import exact_finished
 from nard_rl.players import make_player
 from nard_rl.players.base import is_checkpoint_spec, split_ply
 from nard_rl.search import (
+    _REPLIES_PER_ROLL,
+    DEFAULT_MAX_ROWS,
     ROLL_WEIGHTS,
     ROLLS,
     MoveFilter,
@@ -112,9 +114,21 @@ def test_two_ply_equals_brute_force(ev: LinearEvaluator) -> None:
 
 
 def test_one_evaluator_call_per_level(afters: np.ndarray) -> None:
+    """Each level is one evaluator call over all replies of all rolls of all boards, as
+    far as ``max_rows`` allows (the default splits a level into CPU-friendly chunks of
+    whole afterstates, never one call per candidate)."""
     counting = LinearEvaluator()
-    Search(counting, cache_size=0).afterstate_probs(afters, ply=2)
+    Search(counting, cache_size=0, max_rows=1 << 22).afterstate_probs(afters, ply=2)
     assert counting.calls == 2  # all replies of all rolls of all boards at once, per level
+    whole = Search(LinearEvaluator(), cache_size=0, max_rows=1 << 22)
+    chunked = LinearEvaluator()
+    got = Search(chunked, cache_size=0).afterstate_probs(afters, ply=2)
+    # level 2 evaluates the best reply of every roll of every board: more afterstates
+    # than DEFAULT_MAX_ROWS allows in one call, so it is split, with the same numbers
+    per_call = DEFAULT_MAX_ROWS // (21 * _REPLIES_PER_ROLL)
+    assert 21 * int((~exact_finished(afters)[0]).sum()) > per_call
+    assert chunked.calls > 2
+    np.testing.assert_allclose(got, whole.afterstate_probs(afters, ply=2), atol=1e-6)
 
 
 def test_pre_roll_is_the_opponents_afterstate_seen_back(ev: LinearEvaluator) -> None:
