@@ -393,6 +393,21 @@ def test_promote_accepts_a_rejected_candidate_only_with_a_note(tmp_path: Path) -
     assert not (tmp_path / "new" / "best.pt").exists()  # no run was started
 
 
+def _one_label_shard(out_dir: Path, init: Path, decisions: int, *overrides: str) -> list[str]:
+    """``nard pipeline`` arguments labelling one small shard of a tiny run."""
+    return [
+        "pipeline",
+        "supervised=tiny",
+        f"out_dir={out_dir}",
+        f"init={init}",
+        "stage=label",
+        "label.shards=1",
+        f"label.decisions_per_shard={decisions}",
+        "progress=false",
+        *overrides,
+    ]
+
+
 @pytest.mark.parametrize("race_net", [False, True])
 def test_label_race_net_pairs_the_teacher_with_the_shipped_race_net(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, race_net: bool
@@ -413,18 +428,7 @@ def test_label_race_net_pairs_the_teacher_with_the_shipped_race_net(
 
     monkeypatch.setattr(pipeline, "load_evaluator", spy)
     init = _save(tmp_path / "gen0.pt", _net(3), _spec())
-    args = [
-        "pipeline",
-        "supervised=tiny",
-        f"out_dir={tmp_path}",
-        f"init={init}",
-        "stage=label",
-        "label.shards=1",
-        "label.decisions_per_shard=5",
-        f"label.race_net={str(race_net).lower()}",
-        "progress=false",
-    ]
-    assert main(args) == 0
+    assert main(_one_label_shard(tmp_path, init, 5, f"label.race_net={race_net}")) == 0
     assert len(seen) == 1 and (seen[0] is not None) == race_net
     assert seen_devices == ["cpu"]  # the run's device (cpu here) carries the teacher's net
     _, meta = read_shard(shard_path(tmp_path / "tiny" / "gen_001" / "shards", 0))
@@ -439,18 +443,7 @@ def test_labels_on_cuda_match_the_cpu(tmp_path: Path) -> None:
     init = _save(tmp_path / "gen0.pt", _net(5), _spec())
     shards = {}
     for dev in ("cpu", "cuda"):
-        args = [
-            "pipeline",
-            "supervised=tiny",
-            f"out_dir={tmp_path / dev}",
-            f"init={init}",
-            "stage=label",
-            "label.shards=1",
-            "label.decisions_per_shard=8",
-            f"device={dev}",
-            "progress=false",
-        ]
-        assert main(args) == 0
+        assert main(_one_label_shard(tmp_path / dev, init, 8, f"device={dev}")) == 0
         shards[dev], _ = read_shard(shard_path(tmp_path / dev / "tiny" / "gen_001" / "shards", 0))
     np.testing.assert_array_equal(shards["cpu"]["boards"], shards["cuda"]["boards"])
     np.testing.assert_allclose(shards["cpu"]["probs"], shards["cuda"]["probs"], atol=1e-4)
