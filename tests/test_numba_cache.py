@@ -1,11 +1,11 @@
 """The compiled kernels give right answers both freshly compiled and loaded from cache.
 
 numba's on-disk cache has bitten before (recursive functions loaded from cache crashed),
-so this runs the move generator in two fresh interpreters sharing one empty
-``NUMBA_CACHE_DIR``: the first compiles and writes the cache, the second must load it
-(no recompilation) and still reproduce gnubg's results.  Both the small-batch and the
-large-batch output buffers are exercised, in case they reach the kernel as different
-array types.
+so this runs the move generator and the race combination in two fresh interpreters
+sharing one empty ``NUMBA_CACHE_DIR``: the first compiles and writes the cache, the
+second must load it (no recompilation) and still reproduce the known results.  Both the
+small-batch and the large-batch output buffers are exercised, in case they reach the
+kernel as different array types.
 """
 
 from __future__ import annotations
@@ -50,12 +50,20 @@ CHILD = textwrap.dedent(
     named = {format_plays(start, legal_afterstates(np.array(start), 6, 4)[1][i:i + 1])[0]
              for i in range(14)}
     ok_names = "24/14" in named and "8/2 6/2" in named and len(named) == 14
-    stats = _batch_kernel.stats
-    notation = _part_keys.stats
+    from nard_rl.engine.bearoff import _race_kernel, race_probabilities
+    def delta(k):
+        d = np.zeros((1, 8))
+        d[0, k] = 1.0
+        return d
+    yes, no = np.array([True]), np.array([False])
+    race = race_probabilities(delta(2), delta(0), delta(5), delta(3), no, yes, delta(0), delta(3))
+    ok_race = race[0].tolist() == [1, 1, 1, 0, 0]
+    kernels = [_batch_kernel.stats, _part_keys.stats, _race_kernel.stats]
+    stats = kernels[0]
     print(json.dumps({
-        "ok": [ok_small, ok_large, ok_single, ok_names],
-        "hits": sum(stats.cache_hits.values()) + sum(notation.cache_hits.values()),
-        "misses": sum(stats.cache_misses.values()) + sum(notation.cache_misses.values()),
+        "ok": [ok_small, ok_large, ok_single, ok_names, ok_race],
+        "hits": sum(sum(k.cache_hits.values()) for k in kernels),
+        "misses": sum(sum(k.cache_misses.values()) for k in kernels),
         "cache_path": stats.cache_path,
     }))
     """
@@ -77,12 +85,12 @@ def run_child(cache_dir: Path) -> dict:
 
 def test_cold_then_warm_start(tmp_path: Path) -> None:
     cold = run_child(tmp_path)
-    assert cold["ok"] == [True, True, True, True]
+    assert cold["ok"] == [True] * 5
     assert cold["misses"] >= 1 and cold["hits"] == 0  # compiled here, not found on disk
     assert cold["cache_path"].startswith(str(tmp_path))
     written = list(tmp_path.rglob("*.nbi")) + list(tmp_path.rglob("*.nbc"))
     assert written, "nothing was written to the cache"
 
     warm = run_child(tmp_path)
-    assert warm["ok"] == [True, True, True, True]
+    assert warm["ok"] == [True] * 5
     assert warm["hits"] >= 1 and warm["misses"] == 0  # every signature came from the cache
