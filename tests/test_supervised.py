@@ -418,19 +418,22 @@ def test_label_race_net_pairs_the_teacher_with_the_shipped_race_net(
     from nard_rl.evaluator import load_evaluator
 
     seen: list[object] = []
-    seen_devices: list[str] = []
+    seen_devices: list[object] = []
 
     def spy(spec: str, **kw: object) -> object:
-        ev = load_evaluator(spec, **kw)  # type: ignore[arg-type]
+        seen_devices.append(kw.pop("device"))
+        ev = load_evaluator(spec, device="cpu", **kw)  # type: ignore[arg-type]
         seen.append(ev.race)  # type: ignore[attr-defined]
-        seen_devices.append(ev.contact.device.type)  # type: ignore[attr-defined]
         return ev
 
     monkeypatch.setattr(pipeline, "load_evaluator", spy)
+    # the run's device reaches the teacher (named here without needing the hardware)
+    monkeypatch.setattr(pipeline, "resolve_device", lambda name: torch.device(name))
     init = _save(tmp_path / "gen0.pt", _net(3), _spec())
-    assert main(_one_label_shard(tmp_path, init, 5, f"label.race_net={race_net}")) == 0
+    args = _one_label_shard(tmp_path, init, 5, f"label.race_net={race_net}", "device=cuda:3")
+    assert main(args) == 0
     assert len(seen) == 1 and (seen[0] is not None) == race_net
-    assert seen_devices == ["cpu"]  # the run's device (cpu here) carries the teacher's net
+    assert seen_devices == ["cuda:3"]  # labelling runs the teacher's net on the run's device
     _, meta = read_shard(shard_path(tmp_path / "tiny" / "gen_001" / "shards", 0))
     assert meta["label"]["race_net"] is race_net
 

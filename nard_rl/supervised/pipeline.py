@@ -222,7 +222,12 @@ def _run_stages(conf: dict[str, Any], ctx: DistContext | None) -> Path:
         gdir = generation_dir(run, g)
         shards = gdir / "shards"
         if conf["stage"] in ("all", "label"):
-            evaluator = load_evaluator(str(best), rules=_rules(conf), race_net=label_cfg.race_net)
+            evaluator = load_evaluator(
+                str(best),
+                rules=_rules(conf),
+                race_net=label_cfg.race_net,
+                device=str(resolve_device(conf["device"])),
+            )
             _log(f"generation {g}: labelling shard {conf['shard']} of {conf['num_shards']}")
             label_shard(
                 evaluator,
