@@ -30,6 +30,7 @@ from nard_rl.engine.bearoff import BearoffDatabase, get_bearoff_database
 from nard_rl.engine.classify import BEAROFF, CONTACT, RACE, classify
 from nard_rl.engine.rules import RuleSet, get_rules
 from nard_rl.network import EquityNet, NetSpec, load_network
+from nard_rl.players.base import RACE_SUFFIX, split_race
 from nard_rl.race_net import RaceEvaluator, load_race_net
 
 __all__ = [
@@ -213,15 +214,20 @@ def load_evaluator(
 
     ``default``: the composite of the shipped contact net and race net (each the rule
     set's own; no race net when none is shipped) and the rule set's bear-off database.
-    A checkpoint
-    path: that net for contact and races, the bear-off database for no-contact bear-offs
-    (exact knowledge only ever replaces a guess).  ``race_net`` overrides whether the
+    A checkpoint path: that net for contact and races (``PATH.pt+race``: with the shipped
+    race net), the bear-off database for no-contact bear-offs (exact knowledge only ever
+    replaces a guess).  ``race_net`` overrides whether the
     shipped race net answers no-contact races (None: only for ``default``); a pipeline
     teacher sets it so a new contact net is labelled with the race knowledge the default
     player will pair it with.
     """
     if not isinstance(spec, str) or not spec:
         raise ValueError(f"evaluator spec must be a non-empty string, got {spec!r}")
+    spec, with_race = split_race(spec)
+    if with_race:
+        if race_net is False:
+            raise ValueError(f"{spec}{RACE_SUFFIX} asks for the race net but race_net=False")
+        race_net = True
     rs = get_rules(rules)
     contact = NetEvaluator.from_checkpoint(_checkpoint_path(spec, rs), rules=rs, device=device)
     db = get_bearoff_database(rs.waste_rule)

@@ -22,7 +22,13 @@ from nard_rl.engine.rules import RuleSet, get_rules
 from nard_rl.evaluator import CompositeEvaluator, Evaluator, NetEvaluator, load_evaluator
 from nard_rl.met import MatchScore
 from nard_rl.network import EquityNet, NetSpec, cubeless_equity, load_network, swap_sides
-from nard_rl.players.base import Player, register_player_factory, split_ply
+from nard_rl.players.base import (
+    RACE_SUFFIX,
+    Player,
+    register_player_factory,
+    split_ply,
+    split_race,
+)
 
 DEFAULT_CHECKPOINT = "nard-default.pt"
 RULE_SET_DEFAULTS = {"mars": "nard-mars.pt"}
@@ -163,8 +169,9 @@ def _factory(spec: str, *, rules: RuleSet | str = "standard", seed: int | None =
     from nard_rl.search import Search, SearchPlayer, check_ply
 
     check_ply(ply)
-    resolve_checkpoint(name, rules)  # a missing checkpoint fails here, naming the spec
-    label = name if name == "default" else Path(name).stem
+    path, with_race = split_race(name)
+    resolve_checkpoint(path, rules)  # a missing checkpoint fails here, naming the spec
+    label = name if path == "default" else Path(path).stem + (RACE_SUFFIX if with_race else "")
     search = Search(load_evaluator(name, rules=rules))
     return SearchPlayer(search, ply, name=f"{label}:{ply}")
 

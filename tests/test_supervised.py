@@ -22,7 +22,7 @@ from nard_rl.engine.batch import start_boards
 from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.engine.position import flip_boards
 from nard_rl.engine.rules import cubeless_equity
-from nard_rl.evaluator import NetEvaluator
+from nard_rl.evaluator import NetEvaluator, load_evaluator
 from nard_rl.network import EquityNet, NetSpec, load_checkpoint, save_checkpoint
 from nard_rl.rollout import rollout
 from nard_rl.search import Search
@@ -76,6 +76,23 @@ def test_collected_decisions_are_real_decisions() -> None:
     assert (np.diff(offsets) >= SMALL.min_plays).all()  # forced plays are skipped
     again = collect_decisions(ev, 50, np.random.default_rng(0), SMALL)
     np.testing.assert_array_equal(boards, again[0])  # a pure function of the rng
+
+
+def test_collection_sees_every_phase_of_the_game() -> None:
+    """All parallel games start at the opening together; decisions must still come from
+    whole games (middle games, races, bear-offs), not from the first plies only."""
+    from nard_rl.engine.classify import CONTACT, classify, race_flags
+
+    ev = load_evaluator("default")  # a real player's games, as the pipeline collects them
+    cfg = LabelConfig(parallel_games=64, sample=0.25)
+    boards, _ = collect_decisions(ev, 200, np.random.default_rng(3), cfg)
+    pips = (np.clip(boards[:, 1:25], 0, None) * np.arange(1, 25)).sum(1)
+    pips = pips + 25 * np.clip(boards[:, 25], 0, None)
+    assert (pips < 80).mean() > 0.1  # late in games, far from the opening's 167
+    assert (classify(boards) != CONTACT).any()
+    # with the race net, the races it answers are left out; contact stays
+    only = collect_decisions(ev, 200, np.random.default_rng(3), LabelConfig(race_net=True))
+    assert not race_flags(only[0]).any()
 
 
 def test_labels_are_the_search_of_the_best_candidates() -> None:
@@ -221,7 +238,7 @@ def test_killed_labelling_resumes_with_identical_shards(tmp_path: Path) -> None:
     assert 2 <= len(done) < 12, "the run should be killed part-way"
     stamps = {p: p.stat().st_mtime_ns for p in done}
     cfg = LabelConfig(shards=12, decisions_per_shard=6, parallel_games=16, chunk=3)
-    ev = NetEvaluator.from_checkpoint(teacher)
+    ev = load_evaluator(str(teacher))  # the killed run's teacher (with the bear-off database)
     label_shard(ev, folder, cfg, seed=1, progress=False)
     assert len(list(folder.glob("shard_*.npz"))) == 12
     assert all(p.stat().st_mtime_ns == t for p, t in stamps.items())  # kept, not redone
@@ -298,6 +315,32 @@ def test_gate_accepts_only_a_clear_winner(tmp_path: Path) -> None:
     assert won["accepted"] and won["ppg"] > won["margin"] > 0
     same = gate(strong, strong, cfg)  # identical players on shared dice: exactly even
     assert same["ppg"] == 0.0 and not same["accepted"]
+
+
+def test_gate_with_the_race_net_plays_both_nets_with_it(tmp_path: Path) -> None:
+    from nard_rl.net_player import default_checkpoint_path
+
+    strong = default_checkpoint_path()
+    res = gate(strong, strong, GateConfig(games=20), race_net=True)
+    assert res["race_net"] and res["ppg"] == 0.0
+    assert not gate(strong, strong, GateConfig(games=20))["race_net"]
+
+
+def test_race_suffix_pairs_a_checkpoint_with_the_race_net(tmp_path: Path) -> None:
+    from nard_rl.evaluator import CompositeEvaluator
+    from nard_rl.players.base import is_checkpoint_spec, make_player, split_race
+
+    path = _save(tmp_path / "c.pt", _net(3), _spec())
+    assert split_race(f"{path}+race") == (str(path), True)
+    assert split_race(str(path)) == (str(path), False)
+    assert is_checkpoint_spec(f"{path}+race:1") and not is_checkpoint_spec("pubeval+race")
+    plain = load_evaluator(str(path))
+    paired = load_evaluator(f"{path}+race")
+    assert isinstance(paired, CompositeEvaluator)
+    assert plain.race is None and paired.race is not None
+    with pytest.raises(ValueError, match="race_net=False"):
+        load_evaluator(f"{path}+race", race_net=False)
+    assert make_player(f"{path}+race:1").name == "c+race:1"
 
 
 def test_tiny_pipeline_end_to_end_and_resume(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

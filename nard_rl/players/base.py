@@ -113,17 +113,35 @@ def split_ply(spec: str) -> tuple[str, int | None]:
     return name, int(arg)
 
 
+RACE_SUFFIX = "+race"
+
+
+def split_race(name: str) -> tuple[str, bool]:
+    """``PATH.pt+race`` -> ``(PATH.pt, True)``, anything else -> ``(name, False)``.
+
+    The suffix pairs a checkpoint's net (for contact) with the rule set's shipped race
+    net, as the default player pairs its own: how a pipeline candidate labelled with the
+    race net is meant to play, and the only fair way to judge it.
+    """
+    text = name.strip()
+    if text.endswith(RACE_SUFFIX):
+        return text[: -len(RACE_SUFFIX)], True
+    return text, False
+
+
 def is_checkpoint_spec(spec: str) -> bool:
-    """A network spec: ``default`` or a path ending in ``.pt``, optionally with ``:PLY``."""
+    """A network spec: ``default`` or a path ending in ``.pt``, optionally with ``+race``
+    and ``:PLY`` (``runs/x/best.pt+race:1``)."""
     text = spec.strip()
-    name = text.rpartition(":")[0] if ":" in text else text
+    name, _ = split_race(text.rpartition(":")[0] if ":" in text else text)
     return name == "default" or name.endswith(".pt")
 
 
 def make_player(spec: str, *, rules: RuleSet | str = "standard", seed: int | None = None) -> Player:
     """Build a player from a spec: ``random``, ``pubeval``, ``gnubg``, ``gnubg:PLY``, a
-    checkpoint (``PATH.pt`` or ``default``, optionally searching ``:PLY`` deep, e.g.
-    ``default:1``) or any registered factory name."""
+    checkpoint (``PATH.pt`` or ``default``; ``PATH.pt+race`` pairs it with the shipped race
+    net; optionally searching ``:PLY`` deep, e.g. ``default:1``) or any registered factory
+    name."""
     ruleset = get_rules(rules)
     text = spec.strip()
     head, _, arg = text.partition(":")

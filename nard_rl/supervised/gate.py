@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from nard_rl.evaluation import play_match
-from nard_rl.players.base import make_player
+from nard_rl.players.base import RACE_SUFFIX, make_player
 from nard_rl.progress import progress_bar
 
 
@@ -41,11 +41,18 @@ def gate(
     rules: str = "standard",
     generation: int = 0,
     progress: bool = False,
+    race_net: bool = False,
 ) -> dict[str, Any]:
-    """Play the match; returns its figures and ``accepted``."""
+    """Play the match; returns its figures and ``accepted``.
+
+    ``race_net``: both nets play with the shipped race net answering no-contact races
+    (``PATH.pt+race``), as the default player would pair them.  A generation labelled
+    with the race net is never taught races, so judging it without one would count a
+    drift in positions it is never asked about against its gains in contact.
+    """
     if cfg.games < 2 or cfg.sigmas < 0:
         raise ValueError(f"bad gate settings: {cfg}")
-    suffix = f":{cfg.ply}" if cfg.ply else ""
+    suffix = (RACE_SUFFIX if race_net else "") + (f":{cfg.ply}" if cfg.ply else "")
     a = make_player(f"{candidate}{suffix}", rules=rules)
     b = make_player(f"{previous}{suffix}", rules=rules)
     bar = progress_bar(cfg.games, unit="game", desc="gate", disable=not progress)
@@ -72,5 +79,6 @@ def gate(
         margin=cfg.sigmas * se,
         accepted=bool(res.ppg > cfg.sigmas * se),
         gate=asdict(cfg),
+        race_net=race_net,
     )
     return out

@@ -4,6 +4,9 @@ A *decision* is a position before the move (mover on roll, mover's view) with it
 Collection plays the current net against itself at 0-ply with a little noise (Gaussian
 noise on each candidate's equity, plus a few uniformly random plays), so the positions
 are the ones the net really reaches, with enough variety to correct its own mistakes.
+Games are played to their end and the decisions drawn from all of their positions, so the
+labels cover openings, middle games and bear-offs as play does (the parallel games all
+start at the opening together: the first positions kept would all be openings).
 
 Labelling ranks a decision's candidates at 0-ply and labels the best ``top_k`` of them
 (within ``window`` of the best) with a stronger estimate: the current evaluator's n-ply
@@ -37,6 +40,7 @@ from nard_rl.engine.batch import (
     start_boards,
     with_passes,
 )
+from nard_rl.engine.classify import race_flags
 from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.engine.position import flip_boards
 from nard_rl.engine.rules import cubeless_equity, swap_sides
@@ -71,11 +75,13 @@ class LabelConfig:
     explore: float = 0.02
     """Probability of a uniformly random play during collection."""
     sample: float = 0.25
-    """Probability that a self-play decision is kept (decorrelates one game's positions)."""
+    """Probability that a self-play decision is kept (decorrelates one game's positions;
+    enough whole games are played to keep ``decisions_per_shard``)."""
     min_plays: int = 2
     """Decisions with fewer legal plays are skipped (a forced play teaches no ranking)."""
     parallel_games: int = 256
-    """Self-play games in flight during collection."""
+    """Self-play games in flight during collection (at most; fewer when fewer whole games
+    are needed)."""
     chunk: int = 64
     """Decisions labelled per batch (bounds memory: 1-ply expands each by ~21 x 20 rows)."""
     rollout_trials: int = 16
@@ -154,19 +160,18 @@ def make_labeller(
 
 
 def _noisy_selfplay(
-    evaluator: Evaluator, rng: np.random.Generator, cfg: LabelConfig, explore: float
+    evaluator: Evaluator, rng: np.random.Generator, cfg: LabelConfig, explore: float, slots: int
 ) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
-    """Endless noisy 0-ply self-play of ``cfg.parallel_games`` games, one item per step:
+    """Endless noisy 0-ply self-play of ``slots`` games, one item per step:
     ``(boards, dice, counts, chosen, over)``, the positions before the play (mover's
     view), their rolls, their numbers of legal plays (0: the mover must pass), the
     chosen afterstates and which of them end the game.  A finished game starts again
     from the opening position at the next step."""
     rules = evaluator.rules
-    g = cfg.parallel_games
-    boards = start_boards(g)
-    opening = np.ones(g, dtype=bool)
+    boards = start_boards(slots)
+    opening = np.ones(slots, dtype=bool)
     while True:
-        dice = roll_dice(rng, g, opening)
+        dice = roll_dice(rng, slots, opening)
         afters, offsets = legal_afterstates_batch(boards, dice, rules.waste_rule)
         legal = np.diff(offsets)
         if (legal == 0).any():
@@ -177,7 +182,7 @@ def _noisy_selfplay(
             eq = eq + rng.normal(0.0, cfg.noise, size=eq.shape)
         local = segment_argmax(eq, offsets)
         if explore > 0:
-            wild = rng.random(g) < explore
+            wild = rng.random(slots) < explore
             local[wild] = (rng.random(int(wild.sum())) * counts[wild]).astype(np.int64)
         chosen = afters[offsets[:-1] + local]
         over, _, _ = outcomes(chosen)
@@ -187,24 +192,69 @@ def _noisy_selfplay(
         opening = over
 
 
+def _whole_games(
+    evaluator: Evaluator, rng: np.random.Generator, cfg: LabelConfig, explore: float, games: int
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """Exactly ``games`` whole games of ``_noisy_selfplay`` on at most
+    ``cfg.parallel_games`` slots, each played to its end: its items plus ``game``, each
+    slot's game number (-1 once the slot has no game left to play).
+
+    Whatever is drawn from these steps sees every phase of a game as often as it is
+    played: all slots start at the opening together, so stopping after a fixed number of
+    kept positions instead would see only the first few plies of each game."""
+    slots = min(cfg.parallel_games, games)
+    slot_game = np.arange(slots, dtype=np.int64)
+    started = slots
+    for boards, dice, legal, chosen, over in _noisy_selfplay(evaluator, rng, cfg, explore, slots):
+        yield boards, dice, legal, chosen, over, np.where(slot_game < games, slot_game, -1)
+        for j in np.flatnonzero(over):
+            if slot_game[j] < games:
+                slot_game[j] = started
+                started += 1
+        if not (slot_game < games).any():
+            return
+
+
+DECISIONS_PER_GAME = 40.0
+"""A first guess of the decisions with a choice in one game (both sides), which sizes the
+first batch of games of ``collect_decisions``; later batches use the measured rate."""
+
+
 def collect_decisions(
     evaluator: Evaluator, n: int, rng: np.random.Generator, cfg: LabelConfig
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``n`` decisions ``(boards (n, 26), dice (n, 2))`` from noisy 0-ply self-play."""
+    """``n`` decisions ``(boards (n, 26), dice (n, 2))`` from noisy 0-ply self-play.
+
+    Whole games are played (in batches, until enough positions are kept) and ``n`` of the
+    kept positions are drawn at random, so openings, middle games, races and bear-offs
+    appear as often as they occur in play; with ``cfg.race_net`` no-contact positions are
+    not kept (the race net and the bear-off database answer them, never the net being
+    trained).
+    """
     if n < 1:
         raise ValueError(f"need at least one decision, got {n}")
     kept_b: list[np.ndarray] = []
     kept_d: list[np.ndarray] = []
     total = 0
-    for boards, dice, counts, _, _ in _noisy_selfplay(evaluator, rng, cfg, cfg.explore):
-        keep = (counts >= cfg.min_plays) & (rng.random(boards.shape[0]) < cfg.sample)
-        if keep.any():
-            kept_b.append(boards[keep].copy())
-            kept_d.append(dice[keep].copy())
-            total += int(keep.sum())
-        if total >= n:
-            break
-    return np.concatenate(kept_b)[:n], np.concatenate(kept_d)[:n]
+    played = 0
+    while total < n:
+        rate = total / played if total else cfg.sample * DECISIONS_PER_GAME
+        games = max(1, int(np.ceil(1.2 * (n - total) / rate)))
+        for boards, dice, counts, _, _, game in _whole_games(
+            evaluator, rng, cfg, cfg.explore, games
+        ):
+            keep = (
+                (game >= 0) & (counts >= cfg.min_plays) & (rng.random(boards.shape[0]) < cfg.sample)
+            )
+            if cfg.race_net:
+                keep &= ~race_flags(boards)
+            if keep.any():
+                kept_b.append(boards[keep].copy())
+                kept_d.append(dice[keep].copy())
+                total += int(keep.sum())
+        played += games
+    pick = np.sort(rng.choice(total, size=n, replace=False))
+    return np.concatenate(kept_b)[pick], np.concatenate(kept_d)[pick]
 
 
 def collect_outcomes(
@@ -219,41 +269,32 @@ def collect_outcomes(
     policy, where n-ply labels inherit the net's own misjudgements of positions whose
     fate is decided many rolls later (containment, a late hit against a closed board).
     The games use the collection noise but no random plays, so the results are those of
-    the net's own play.  Games still running once ``games`` have started are finished
-    too, so long games are not under-represented.
+    the net's own play.
     """
     if games < 1:
         raise ValueError(f"need at least one game, got {games}")
-    g = cfg.parallel_games
-    trail: list[list[np.ndarray]] = [[] for _ in range(g)]
-    slot_game = np.arange(g, dtype=np.int64)  # game number of each slot; >= games: ignored
-    started = g
+    trail: dict[int, list[np.ndarray]] = {}
     rows: list[np.ndarray] = []
     probs: list[np.ndarray] = []
     ids: list[np.ndarray] = []
-    for _, _, _, chosen, over in _noisy_selfplay(evaluator, rng, cfg, 0.0):
-        for j in range(g):
-            if slot_game[j] < games:
-                trail[j].append(chosen[j])
-        if over.any():
-            _, finished = exact_finished(chosen[over])
-            for j, win in zip(np.flatnonzero(over), finished, strict=True):
-                if slot_game[j] < games:
-                    path = np.stack(trail[j])
-                    # the last row is the winner's; movers alternate going back
-                    winner = (np.arange(path.shape[0])[::-1] % 2) == 0
-                    rows.append(path)
-                    probs.append(np.where(winner[:, None], win, swap_sides(win[None, :])))
-                    ids.append(np.full(path.shape[0], slot_game[j], dtype=np.int64))
-                trail[j] = []
-                slot_game[j] = started
-                started += 1
-        if not (slot_game < games).any():
-            break
+    for _, _, _, chosen, over, game in _whole_games(evaluator, rng, cfg, 0.0, games):
+        for j in np.flatnonzero(game >= 0):
+            trail.setdefault(int(game[j]), []).append(chosen[j])
+        done = over & (game >= 0)
+        if done.any():
+            _, finished = exact_finished(chosen[done])
+            for j, win in zip(np.flatnonzero(done), finished, strict=True):
+                path = np.stack(trail.pop(int(game[j])))
+                # the last row is the winner's; movers alternate going back
+                winner = (np.arange(path.shape[0])[::-1] % 2) == 0
+                rows.append(path)
+                probs.append(np.where(winner[:, None], win, swap_sides(win[None, :])))
+                ids.append(np.full(path.shape[0], int(game[j]), dtype=np.int64))
+    order = np.argsort(np.concatenate(ids), kind="stable")
     return (
-        np.concatenate(rows).astype(np.int8),
-        np.concatenate(probs).astype(np.float32),
-        np.concatenate(ids),
+        np.concatenate(rows).astype(np.int8)[order],
+        np.concatenate(probs).astype(np.float32)[order],
+        np.concatenate(ids)[order],
     )
 
 

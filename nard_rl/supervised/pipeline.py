@@ -393,7 +393,15 @@ def _gate_generation(
     run: Path, g: int, best: Path, cand: Path, conf: dict[str, Any], gate_cfg: GateConfig
 ) -> None:
     _log(f"generation {g}: gate, {gate_cfg.games:,} games against the previous generation")
-    verdict = gate(cand, best, gate_cfg, rules=_rules(conf), generation=g, progress=_bars(conf))
+    verdict = gate(
+        cand,
+        best,
+        gate_cfg,
+        rules=_rules(conf),
+        generation=g,
+        progress=_bars(conf),
+        race_net=bool(conf["label"]["race_net"]),
+    )
     verdict["generation"] = g
     _log(
         f"generation {g}: {verdict['ppg']:+.4f} ppg +- {verdict['se']:.4f} (1 se) -> "
