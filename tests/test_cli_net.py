@@ -106,5 +106,5 @@ def test_shipped_net_records_how_it_was_made() -> None:
         assert history[-2]["stage"] == "label"
         assert history[-2]["generation"] == last["generation"]
         assert "gate" in ckpt["extra"]["note"]
-    else:
-        assert last["stage"] == "gate"
+    else:  # accepted by its gate, or by hand (the promote entry checked above)
+        assert last["stage"] in ("gate", "promote")
