@@ -388,7 +388,7 @@ def test_two_rank_fit_equals_one_process_fit(tmp_path: Path) -> None:
     common = [
         "supervised=tiny",
         "name=f",
-        "label.decisions_per_shard=20",
+        "label.decisions_per_shard=60",
         "fit.init=scratch",
         "progress=false",
     ]
@@ -435,4 +435,4 @@ def test_two_rank_fit_equals_one_process_fit(tmp_path: Path) -> None:
     for k, w in ref["model"].items():
         assert torch.allclose(ckpt["model"][k], w, atol=1e-6), k
     # the fit moved the weights from its start, so the comparison above means something
-    assert r1["best_heldout_loss"] < 0.97 * r1["initial_heldout_loss"]
+    assert r1["best_heldout_loss"] < 0.9 * r1["initial_heldout_loss"]
