@@ -320,19 +320,25 @@ def test_reference_file_with_the_nets_own_probabilities() -> None:
     assert lost1 < lost0
 
 
-def test_rollouts_cut_the_shipped_nets_cube_error() -> None:
+def test_rollouts_refine_the_shipped_nets_close_cube_decisions() -> None:
     """The close decisions of the first 300 reference positions rolled out (144 games
-    each, blended by ``SEARCH_WORTH_TRIALS``): measured 4.73 -> 1.20 mp with generation 5
-    (scripts/bench_cube.py --net default --refine 0.15 --rollout 144 --limit 300)."""
+    each, blended by ``SEARCH_WORTH_TRIALS``): measured 4.73 -> 1.20 mp with generation 5;
+    generation 6 makes 1.11 mp without them and the rollouts move its probabilities
+    without overturning a decision (scripts/bench_cube.py --net default --refine 0.15
+    --rollout 144 --limit 300).  The rollouts must reach the close contact decisions and
+    never cost equity there."""
     pytest.importorskip("torch")
     bench = _bench_module()
     records = bench.load_records()[:300]
     plain, _, _ = bench.net_probabilities(records, "default", 1, 0.15)
     rolled, _, refined = bench.net_probabilities(records, "default", 1, 0.15, rollout=144)
     assert 0.1 < refined < 0.4
+    moved = np.abs(rolled - plain).max(axis=1) > 1e-4
+    assert 0.05 < moved.mean() <= refined  # only close decisions, and many of them
     lost_plain = bench.benchmark(records, probs=plain)["all"]["lost_mp"]
     lost_rolled = bench.benchmark(records, probs=rolled)["all"]["lost_mp"]
-    assert lost_rolled < 0.5 * lost_plain
+    assert lost_rolled <= lost_plain + 0.05
+    assert lost_plain < 3.0  # the shipped net's own cube judgement on these positions
 
 
 def test_cube_env_network_opponent_answers_from_the_doublers_side() -> None:
