@@ -252,8 +252,14 @@ class DistContext:
             "device_type": self.device.type,
         }
 
-    def close(self) -> None:
+    def close(self, sync: bool = True) -> None:
+        """Leave the process group.  ``sync``: wait for every rank first (a gloo rank
+        whose peer tears its connections down while it still finishes the last
+        collective aborts); pass False on an error path, where the others may never
+        come."""
         if self.owns_group and dist.is_initialized():
+            if sync and self.enabled:
+                dist.barrier()
             dist.destroy_process_group()
             self.owns_group = False
 

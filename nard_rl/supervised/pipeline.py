@@ -195,11 +195,14 @@ def run_pipeline(cfg: Any) -> Path:
             conf = {**conf, "shard": rank, "num_shards": world}
         else:
             ctx = init_distributed(conf["device"])  # data-parallel fit
+    done = False
     try:
-        return _run_stages(conf, ctx)
+        out = _run_stages(conf, ctx)
+        done = True
+        return out
     finally:
         if ctx is not None:
-            ctx.close()
+            ctx.close(sync=done)
 
 
 def _run_stages(conf: dict[str, Any], ctx: DistContext | None) -> Path:
