@@ -24,6 +24,9 @@ COMMAND_MODULES = (
     "nard_rl.commands.serve",
     "nard_rl.commands.chouette",
     "nard_rl.commands.pipeline",
+    "nard_rl.commands.analyze",
+    "nard_rl.commands.rollout",
+    "nard_rl.commands.ubgi",
 )
 
 
