@@ -36,6 +36,7 @@ from nard_rl.distributed import DistContext, init_distributed, torchrun_env, wei
 from nard_rl.evaluator import load_evaluator
 from nard_rl.io import atomic_write
 from nard_rl.network import NetSpec, load_network, resolve_device, save_checkpoint
+from nard_rl.supervised.dataset import load_dataset, merge_rows
 from nard_rl.supervised.fit import FitConfig, fit, grow_net, load_rows
 from nard_rl.supervised.gate import GateConfig, gate
 from nard_rl.supervised.label import LabelConfig, label_shard, read_shard, shard_path
@@ -96,6 +97,10 @@ class PipelineConfig:
     """torch CPU threads (0: leave torch's default)."""
     progress: bool = True
     """Progress bars on stderr (only shown on a terminal)."""
+    dataset: str | None = None
+    """The lasting dataset folder (``datasets`` in a checkout; see
+    ``nard_rl.supervised.dataset``): each generation's shards are kept there once labelled,
+    and fitting uses every row it holds for the rule set; null: the run's shards only."""
 
 
 def _plain(cfg: Any) -> dict[str, Any]:
@@ -251,6 +256,8 @@ def _run_stages(conf: dict[str, Any], ctx: DistContext | None) -> Path:
                 f"yet (first missing: {shard_path(shards, missing[0])})"
             )
         cand = gdir / CANDIDATE
+        if conf.get("dataset") and (not ctx or ctx.is_main):
+            _deposit(run, g, best, shards, conf)
         if conf["stage"] in ("all", "fit") and not cand.exists():
             _fit_generation(run, g, best, cand, conf, fit_cfg, label_cfg, ctx)
             if conf["stage"] == "fit":
@@ -297,6 +304,24 @@ def promote(run: Path, note: str | None) -> Path:
     return run / BEST
 
 
+def teacher_name(run: Path, g: int, conf: dict[str, Any]) -> str:
+    """A readable name for generation ``g``'s teacher (its hash is recorded beside it)."""
+    if g == 1:
+        init = str(conf["init"])
+        return "nard-default" if init == "default" else Path(init).stem
+    return f"{run.name}-gen{g - 1}"
+
+
+def _deposit(run: Path, g: int, best: Path, shards: Path, conf: dict[str, Any]) -> None:
+    """Keep generation ``g``'s shards in the lasting dataset (idempotent)."""
+    from nard_rl.supervised.dataset import deposit, write_card
+
+    paths = sorted(shards.glob("shard_*.npz"))
+    folder = deposit(paths, conf["dataset"], teacher=teacher_name(run, g, conf), teacher_path=best)
+    write_card(conf["dataset"])
+    _log(f"generation {g}: {len(paths)} shards kept in {folder}")
+
+
 def _init_path(spec: str) -> Path:
     if spec == "default":
         from nard_rl.net_player import default_checkpoint_path
@@ -335,6 +360,8 @@ def _fit_generation(
     first = max(1, g - fit_cfg.data_generations + 1)
     folders = [generation_dir(run, h) / "shards" for h in range(first, g + 1)]
     rows = load_rows(folders, rules=_rules(conf))
+    if conf.get("dataset"):
+        rows = merge_rows(rows, load_dataset(conf["dataset"], _rules(conf), first_id=len(folders)))
     log = _log if ctx.is_main else lambda msg: None
     ranks = f" on {ctx.world_size} ranks" if ctx.enabled else ""
     log(

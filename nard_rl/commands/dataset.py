@@ -1,0 +1,73 @@
+"""``nard dataset``: the lasting store of labelled positions (``nard_rl.supervised.dataset``).
+
+* ``nard dataset add SHARDS_DIR --teacher NAME --checkpoint PATH``: keep a labelling job's
+  shards (a pipeline generation's ``gen_NNN/shards``) as one source;
+* ``nard dataset card``: rewrite ``CARD.md`` from what is stored;
+* ``nard dataset info [--json]``: per source counts and provenance.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+NAME = "dataset"
+HELP = "Keep labelled positions between runs: add a run's shards, list them, write the card."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--root", type=Path, default=Path("datasets"), help="dataset folder (default datasets/)"
+    )
+    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    add = sub.add_parser("add", help="keep a labelling job's shards as one source")
+    add.add_argument("shards", type=Path, help="folder of shard_*.npz files")
+    add.add_argument("--teacher", required=True, help="the teacher's readable name, e.g. gen6")
+    add.add_argument(
+        "--checkpoint", type=Path, required=True, help="the teacher's checkpoint (for its hash)"
+    )
+    add.add_argument("--budget-mb", type=float, default=None, help="size limit (default 100)")
+    sub.add_parser("card", help="rewrite CARD.md")
+    info = sub.add_parser("info", help="per source counts and provenance")
+    info.add_argument("--json", action="store_true", help="one JSON object")
+
+
+def run(args: argparse.Namespace) -> int:
+    from nard_rl.supervised import dataset
+
+    try:
+        if args.action == "add":
+            shards = sorted(args.shards.glob("shard_*.npz"))
+            if not shards:
+                raise FileNotFoundError(f"no shard_*.npz files in {args.shards}")
+            if not args.checkpoint.is_file():
+                raise FileNotFoundError(f"teacher checkpoint not found: {args.checkpoint}")
+            budget = dataset.BUDGET_MB if args.budget_mb is None else args.budget_mb
+            folder = dataset.deposit(
+                shards,
+                args.root,
+                teacher=args.teacher,
+                teacher_path=args.checkpoint,
+                budget_mb=budget,
+            )
+            print(f"{len(shards)} shards kept in {folder}")
+            print(f"card: {dataset.write_card(args.root, budget)}")
+        elif args.action == "card":
+            print(dataset.write_card(args.root))
+        else:
+            rows = dataset.summary(args.root)
+            if args.json:
+                print(json.dumps({"root": str(args.root), "sources": rows}, indent=2))
+            else:
+                for r in rows:
+                    print(
+                        f"{r['rules']:<9} {r['name']:<36} {r['decisions']:>9,} decisions "
+                        f"{r['rows']:>10,} rows {r['mb']:6.1f} MB"
+                    )
+                print(f"{dataset.size_mb(args.root):.1f} MB in {args.root}")
+    except (OSError, ValueError) as exc:
+        print(f"nard dataset: {exc}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,179 @@
+"""The lasting dataset: label shards kept compactly with provenance, read back, each board
+once with the strongest label, refused when they would repeat or overflow, and fitted on
+by the pipeline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from nard_rl.cli import main
+from nard_rl.encoding import get_encoding
+from nard_rl.network import NetSpec, save_checkpoint
+from nard_rl.supervised.dataset import deposit, load_dataset, merge_rows, summary, write_card
+from nard_rl.supervised.fit import load_rows
+from nard_rl.supervised.label import shard_path, write_shard
+
+
+def _shard(
+    folder: Path, index: int, rows: int, *, seed: int = 3, ply: int = 2, boards=None, probs=None
+) -> Path:
+    rng = np.random.default_rng([seed, index])
+    b = boards if boards is not None else rng.integers(-3, 4, size=(rows, 26)).astype(np.int8)
+    p = probs if probs is not None else rng.random((rows, 5)).astype(np.float32)
+    data = {
+        "boards": b,
+        "probs": p,
+        "probs0": rng.random((rows, 5)).astype(np.float32),
+        "decision": np.arange(rows, dtype=np.int64) // 2 + index * 1000,
+        "rank0": (np.arange(rows) % 2).astype(np.int8),
+        "disagree": np.arange(rows) % 4 == 0,
+    }
+    meta = {
+        "shard": index,
+        "generation": 1,
+        "seed": [seed, 1, index],
+        "rules": "standard",
+        "label": {"method": "ply", "ply": ply, "race_net": True, "decisions_per_shard": rows},
+    }
+    path = shard_path(folder, index)
+    write_shard(path, data, meta)
+    return path
+
+
+def _teacher(tmp_path: Path, seed: int = 0) -> Path:
+    enc = get_encoding("extended")
+    spec = NetSpec(enc.name, enc.version, enc.size, (4,), "sigmoid", "standard")
+    torch.manual_seed(seed)
+    path = tmp_path / f"teacher{seed}.pt"
+    save_checkpoint(path, spec.build(), spec, games=0, step=0, config={})
+    return path
+
+
+def test_deposit_round_trip_is_compact_and_exact_to_the_quantum(tmp_path: Path) -> None:
+    shards = [_shard(tmp_path / "run", i, 40) for i in range(2)]
+    teacher = _teacher(tmp_path)
+    folder = deposit(shards, tmp_path / "ds", teacher="gen6", teacher_path=teacher)
+    assert folder == tmp_path / "ds" / "standard" / "gen6+race-ply2-s3-g1"
+    source = json.loads((folder / "SOURCE.json").read_text())
+    assert source["method"] == "ply2" and source["seed"] == 3 and source["race_net"] is True
+    assert len(source["teacher_sha256"]) == 64
+    got = load_dataset(tmp_path / "ds", "standard")
+    want = load_rows([tmp_path / "run"])
+    order_got = np.lexsort(got["boards"].T)
+    order_want = np.lexsort(want["boards"].T)
+    assert np.array_equal(got["boards"][order_got], want["boards"][order_want])
+    err = np.abs(got["probs"][order_got] - want["probs"][order_want]).max()
+    assert err <= 0.5 / 65535 + 1e-7
+    for key in ("decision", "rank0", "disagree"):
+        assert np.array_equal(got[key][order_got], want[key][order_want])
+    # compact: well under the raw float32 shard's bytes per row
+    raw = sum(p.stat().st_size for p in shards)
+    kept = sum(p.stat().st_size for p in folder.glob("part_*.npz"))
+    assert kept < 0.8 * raw
+    assert load_dataset(tmp_path / "ds", "mars")["boards"].shape[0] == 0
+
+
+def test_deposit_is_idempotent_and_refuses_repeated_positions(tmp_path: Path) -> None:
+    shards = [_shard(tmp_path / "run", i, 10) for i in range(2)]
+    teacher = _teacher(tmp_path)
+    folder = deposit(shards, tmp_path / "ds", teacher="gen6", teacher_path=teacher)
+    mtimes = {p: p.stat().st_mtime_ns for p in folder.glob("part_*.npz")}
+    deposit(shards, tmp_path / "ds", teacher="gen6", teacher_path=teacher)
+    assert {p: p.stat().st_mtime_ns for p in folder.glob("part_*.npz")} == mtimes
+    # the same job under another name would store the same positions twice
+    with pytest.raises(ValueError, match="another pipeline seed"):
+        deposit(shards, tmp_path / "ds", teacher="renamed", teacher_path=teacher)
+    # the name taken by another teacher
+    with pytest.raises(ValueError, match="another teacher"):
+        deposit(shards, tmp_path / "ds", teacher="gen6", teacher_path=_teacher(tmp_path, 1))
+
+
+def test_deposit_refuses_shards_of_two_jobs_and_a_full_budget(tmp_path: Path) -> None:
+    teacher = _teacher(tmp_path)
+    a = _shard(tmp_path / "a", 0, 10, ply=2)
+    b = _shard(tmp_path / "b", 1, 10, ply=1)
+    with pytest.raises(ValueError, match="another labelling job"):
+        deposit([a, b], tmp_path / "ds", teacher="t", teacher_path=teacher)
+    deposit([a], tmp_path / "ds2", teacher="t", teacher_path=teacher)
+    with pytest.raises(ValueError, match="budget"):
+        deposit([b], tmp_path / "ds2", teacher="t", teacher_path=teacher, budget_mb=1e-6)
+
+
+def test_each_board_once_with_the_deepest_label(tmp_path: Path) -> None:
+    teacher = _teacher(tmp_path)
+    boards = np.random.default_rng(5).integers(-3, 4, size=(6, 26)).astype(np.int8)
+    shallow = np.full((6, 5), 0.25, dtype=np.float32)
+    deep = np.full((6, 5), 0.75, dtype=np.float32)
+    s1 = _shard(tmp_path / "one", 0, 6, seed=1, ply=1, boards=boards, probs=shallow)
+    s2 = _shard(tmp_path / "two", 0, 6, seed=2, ply=2, boards=boards[:3], probs=deep[:3])
+    deposit([s1], tmp_path / "ds", teacher="t", teacher_path=teacher)
+    deposit([s2], tmp_path / "ds", teacher="t", teacher_path=teacher)
+    rows = load_dataset(tmp_path / "ds", "standard")
+    assert rows["boards"].shape[0] == 6
+    by_board = {r.tobytes(): p for r, p in zip(rows["boards"], rows["probs"], strict=True)}
+    for i in range(6):
+        want = 0.75 if i < 3 else 0.25
+        assert by_board[boards[i].tobytes()][0] == pytest.approx(want, abs=1e-4)
+    # merging a run's own rows with the dataset keeps each board once, the first's row
+    merged = merge_rows(load_rows([tmp_path / "one"]), rows)
+    assert merged["boards"].shape[0] == 6
+    assert np.allclose(merged["probs"][:, 0], 0.25)
+
+
+def test_card_lists_sources_counts_and_used_seeds(tmp_path: Path) -> None:
+    teacher = _teacher(tmp_path)
+    deposit([_shard(tmp_path / "r", 0, 8, seed=7)], tmp_path / "ds", teacher="g", teacher_path=teacher)
+    card = write_card(tmp_path / "ds").read_text()
+    (info,) = summary(tmp_path / "ds")
+    assert info["rows"] == 8 and info["decisions"] == 4 and info["disagree_decisions"] == 2
+    assert "g+race-ply2-s7-g1" in card and "(standard, 7)" in card and "8 rows" in card
+
+
+def test_cli_add_card_info_and_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    teacher = _teacher(tmp_path)
+    _shard(tmp_path / "run", 0, 8)
+    root = tmp_path / "ds"
+    argv = ["dataset", "--root", str(root), "add", str(tmp_path / "run")]
+    assert main([*argv, "--teacher", "g", "--checkpoint", str(teacher)]) == 0
+    assert (root / "CARD.md").exists()
+    assert main(["dataset", "--root", str(root), "info", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert json.loads(out[out.index("{") :])["sources"][0]["rows"] == 8
+    assert main([*argv, "--teacher", "g", "--checkpoint", str(tmp_path / "nope.pt")]) == 2
+    assert "not found" in capsys.readouterr().err
+    empty = ["dataset", "--root", str(root), "add", str(tmp_path / "none")]
+    assert main([*empty, "--teacher", "g", "--checkpoint", str(teacher)]) == 2
+    assert "no shard_" in capsys.readouterr().err
+
+
+def test_pipeline_keeps_its_labels_and_the_next_run_fits_on_them(tmp_path: Path) -> None:
+    from nard_rl.network import load_checkpoint
+
+    init = _teacher(tmp_path)
+    ds = tmp_path / "datasets"
+    common = [
+        "pipeline",
+        "supervised=tiny",
+        f"out_dir={tmp_path}",
+        f"init={init}",
+        "generations=1",
+        "label.shards=2",
+        "label.decisions_per_shard=12",
+        "gate.games=20",
+        "progress=false",
+        f"dataset={ds}",
+    ]
+    assert main([*common, "name=first", "seed=1"]) == 0
+    (source,) = summary(ds)
+    assert source["parts"] == 2 and source["teacher"] == "teacher0"
+    assert main([*common, "name=second", "seed=2"]) == 0
+    assert len(summary(ds)) == 2
+    cand = load_checkpoint(tmp_path / "second" / "gen_001" / "candidate.pt")
+    label = next(h for h in cand["extra"]["history"] if h.get("stage") == "label")
+    own = sum(s["rows"] for s in summary(ds) if s["seed"] == 2)
+    assert own < label["rows"] <= sum(s["rows"] for s in summary(ds))
