@@ -189,7 +189,10 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             start = time.perf_counter()
             n = make_part(args, part, gnubg0, gnubg2)
-            print(f"part {part}: {n} decisions in {time.perf_counter() - start:.0f} s", file=sys.stderr)
+            print(
+                f"part {part}: {n} decisions in {time.perf_counter() - start:.0f} s",
+                file=sys.stderr,
+            )
     finally:
         gnubg0.close()
         gnubg2.close()

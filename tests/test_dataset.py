@@ -127,7 +127,9 @@ def test_each_board_once_with_the_deepest_label(tmp_path: Path) -> None:
 
 def test_card_lists_sources_counts_and_used_seeds(tmp_path: Path) -> None:
     teacher = _teacher(tmp_path)
-    deposit([_shard(tmp_path / "r", 0, 8, seed=7)], tmp_path / "ds", teacher="g", teacher_path=teacher)
+    deposit(
+        [_shard(tmp_path / "r", 0, 8, seed=7)], tmp_path / "ds", teacher="g", teacher_path=teacher
+    )
     card = write_card(tmp_path / "ds").read_text()
     (info,) = summary(tmp_path / "ds")
     assert info["rows"] == 8 and info["decisions"] == 4 and info["disagree_decisions"] == 2

@@ -249,8 +249,7 @@ def load_dataset(
     keys = (*SHARD_FIELDS, "generation")
     if not parts:
         return {
-            k: np.zeros((0, 26), np.int8) if k == "boards" else np.zeros(0, np.int64)
-            for k in keys
+            k: np.zeros((0, 26), np.int8) if k == "boards" else np.zeros(0, np.int64) for k in keys
         }
     rows = {k: np.concatenate([p[k] for p in parts]) for k in keys}
     _, first = np.unique(rows["boards"], axis=0, return_index=True)
