@@ -16,14 +16,17 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nard_rl.cube import CubeState
 from nard_rl.engine.position import Position, PositionError
-from nard_rl.engine.rules import RuleSet
-from nard_rl.met import MatchScore
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the cube and the score are imported where used: `nard moves` starts faster
     from omegaconf import DictConfig
 
+    from nard_rl.cube import CubeState
+    from nard_rl.engine.rules import RuleSet
+    from nard_rl.met import MatchScore
+from nard_rl.server.state import cube_and_match_from_request, dice_from_request
+
+__all__ = ["cube_and_match_from_request", "dice_from_request"]  # re-exported for commands
     from nard_rl.net_player import NetworkPlayer
 
 
@@ -60,17 +63,6 @@ def position_from_request(request: dict[str, Any]) -> Position:
 
         return Position(decode_xgid(str(request["xgid"])).board)
     raise PositionError('request needs "board" or "position_id"')
-
-
-def dice_from_request(request: dict[str, Any]) -> tuple[int, int]:
-    dice = request.get("dice")
-    if (
-        not isinstance(dice, list)
-        or len(dice) != 2
-        or not all(isinstance(d, int) and not isinstance(d, bool) and 1 <= d <= 6 for d in dice)
-    ):
-        raise PositionError('"dice" must be two integers in 1..6')
-    return dice[0], dice[1]
 
 
 def load_net_player(
@@ -131,48 +123,9 @@ def match_from_args(args: argparse.Namespace) -> MatchScore | None:
         return None
     if args.jacoby:
         raise ValueError("the Jacoby rule does not apply in matches (R33)")
+    from nard_rl.met import MatchScore
+
     return MatchScore(args.match, args.score[0], args.score[1], bool(args.crawford))
-
-
-def _field(request: dict[str, Any], key: str, kind: type, default: Any) -> Any:
-    value = request.get(key, default)
-    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
-        raise ValueError(f'"{key}" must be an integer, got {value!r}')
-    if kind is not int and not isinstance(value, kind):
-        raise ValueError(f'"{key}" must be a {kind.__name__}, got {value!r}')
-    return value
-
-
-def cube_and_match_from_request(
-    request: dict[str, Any],
-) -> tuple[CubeState, MatchScore | None, bool]:
-    """The optional ``"cube"``, ``"match"`` and ``"jacoby"`` fields of a JSON request (the
-    shared cube reference file's names; read alike by ``nard cube``, ``nard agent`` and the
-    server), from the view of the side on roll: a centered cube at 1 and money play when
-    absent."""
-    cube_req = _field(request, "cube", dict, {})
-    cube = CubeState(_field(cube_req, "value", int, 1), _field(cube_req, "owner", str, "centered"))
-    match_req = _field(request, "match", dict, {})
-    length = _field(match_req, "length", int, 0)
-    score = _field(match_req, "score", list, [0, 0])
-    crawford = _field(match_req, "crawford", bool, False)
-    jacoby = _field(request, "jacoby", bool, False)
-    if len(score) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) for v in score):
-        raise ValueError(f'"match.score" must be two integers [mover, opponent], got {score!r}')
-    if length < 0:
-        raise ValueError(f'"match.length" must be 0 (money) or a match length, got {length}')
-    match = None
-    if length:
-        if jacoby:
-            raise ValueError("the Jacoby rule does not apply in matches (R33)")
-        if cube.owner == "centered" and cube.value > 1:
-            raise ValueError(
-                "a centered cube above 1 comes from automatic doubles (R31): money only"
-            )
-        match = MatchScore(length, score[0], score[1], crawford)
-    elif score != [0, 0] or crawford:
-        raise ValueError('"match.score" and "match.crawford" need a match length above 0')
-    return cube, match, jacoby
 
 
 # --------------------------------------------------------------------------------------

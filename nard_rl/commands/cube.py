@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
@@ -23,15 +23,12 @@ from nard_rl.cube import (
     CubeDecision,
     CubeState,
 )
-from nard_rl.cubeful import (
-    DEFAULT_CUBE_PLY,
-    DEFAULT_CUBE_ROLLOUT,
-    DEFAULT_REFINE_MARGIN,
-    CubeAdvisor,
-)
 from nard_rl.engine.position import Position, PositionError
 from nard_rl.engine.rules import get_rules
 from nard_rl.met import MatchScore
+
+if TYPE_CHECKING:  # nard_rl.cubeful imports torch: only inside the functions that need it
+    from nard_rl.cubeful import CubeAdvisor
 
 NAME = "cube"
 HELP = "The cube action (no double, double/take, double/pass, too good) with a network."
@@ -46,6 +43,8 @@ _PHRASES = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from nard_rl.cubeful import DEFAULT_CUBE_PLY, DEFAULT_CUBE_ROLLOUT, DEFAULT_REFINE_MARGIN
+
     add_position_arguments(parser)
     add_cube_arguments(parser)
     parser.add_argument("--net", default="default", help="checkpoint path or 'default'")
@@ -80,19 +79,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def load_advisor(
     net: str = "default",
-    ply: int = DEFAULT_CUBE_PLY,
-    refine: float = DEFAULT_REFINE_MARGIN,
-    rollout: int = DEFAULT_CUBE_ROLLOUT,
+    ply: int | None = None,
+    refine: float | None = None,
+    rollout: int | None = None,
 ) -> CubeAdvisor:
     """The cube advisor of a checkpoint (``default``: the shipped net) at ``ply``, close
     decisions read one ply deeper (``refine``: the margin, 0 for off) and rolled out
     (``rollout``: games per close decision, 0 for off; with ``refine`` 0 no decision
-    is close)."""
+    is close).  ``None`` takes ``nard_rl.cubeful``'s default for each."""
+    from nard_rl import cubeful
     from nard_rl.evaluator import load_evaluator
 
     with checkpoint_errors(net):
         evaluator = load_evaluator(net)
-    return CubeAdvisor(evaluator, ply=ply, refine_margin=refine, rollout_trials=rollout)
+    return cubeful.CubeAdvisor(
+        evaluator,
+        ply=cubeful.DEFAULT_CUBE_PLY if ply is None else ply,
+        refine_margin=cubeful.DEFAULT_REFINE_MARGIN if refine is None else refine,
+        rollout_trials=cubeful.DEFAULT_CUBE_ROLLOUT if rollout is None else rollout,
+    )
 
 
 def evaluate(
