@@ -17,16 +17,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nard_rl.engine.position import Position, PositionError
+from nard_rl.server.state import (  # their home; re-exported for the commands
+    cube_and_match_from_request as cube_and_match_from_request,
+)
+from nard_rl.server.state import dice_from_request as dice_from_request
 
 if TYPE_CHECKING:  # the cube and the score are imported where used: `nard moves` starts faster
     from omegaconf import DictConfig
 
-    from nard_rl.cube import CubeState
     from nard_rl.engine.rules import RuleSet
     from nard_rl.met import MatchScore
-from nard_rl.server.state import cube_and_match_from_request, dice_from_request
-
-__all__ = ["cube_and_match_from_request", "dice_from_request"]  # re-exported for commands
     from nard_rl.net_player import NetworkPlayer
 
 

@@ -15,24 +15,81 @@ they are read in one place and every malformed value raises a ``ValueError`` (us
 * ``"jacoby"``: the Jacoby rule for money play (R32), default: the rule set's;
 * ``"rules"``: ``standard`` or ``mars``.
 
-The cube, match and Jacoby fields are read by ``nard cube --jsonl``'s parser
-(``nard_rl.commands.common.cube_and_match_from_request``), so every front end accepts
-exactly the same objects.
+The dice, cube, match and Jacoby fields are read by ``dice_from_request`` and
+``cube_and_match_from_request`` here, which ``nard cube``, ``nard moves`` and ``nard
+agent`` use too, so every front end accepts exactly the same objects.  (This module
+imports no command: the CLI is built on the server's parsing, not the other way round.)
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from nard_rl.commands.common import cube_and_match_from_request, dice_from_request
-from nard_rl.cube import CubeState
-from nard_rl.engine.ids import decode_gnubg_id, decode_xgid
 from nard_rl.engine.position import Position, PositionError
 from nard_rl.engine.rules import RuleSet, get_rules
-from nard_rl.met import MatchScore
+
+if TYPE_CHECKING:  # imported where used: `nard moves` reads requests and starts fast
+    from nard_rl.cube import CubeState
+    from nard_rl.met import MatchScore
 
 POSITION_FIELDS = ("board", "position_id", "xgid", "gnubg_id")
+
+
+def dice_from_request(request: dict[str, Any]) -> tuple[int, int]:
+    """The ``"dice"`` of a request: two integers in 1..6 (``true`` is not a die)."""
+    dice = request.get("dice")
+    if (
+        not isinstance(dice, list)
+        or len(dice) != 2
+        or not all(isinstance(d, int) and not isinstance(d, bool) and 1 <= d <= 6 for d in dice)
+    ):
+        raise PositionError('"dice" must be two integers in 1..6')
+    return dice[0], dice[1]
+
+
+def _field(request: dict[str, Any], key: str, kind: type, default: Any) -> Any:
+    value = request.get(key, default)
+    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise ValueError(f'"{key}" must be an integer, got {value!r}')
+    if kind is not int and not isinstance(value, kind):
+        raise ValueError(f'"{key}" must be a {kind.__name__}, got {value!r}')
+    return value
+
+
+def cube_and_match_from_request(
+    request: dict[str, Any],
+) -> tuple[CubeState, MatchScore | None, bool]:
+    """The optional ``"cube"``, ``"match"`` and ``"jacoby"`` fields of a JSON request (the
+    shared cube reference file's names; read alike by ``nard cube``, ``nard agent`` and the
+    server), from the view of the side on roll: a centered cube at 1 and money play when
+    absent."""
+    from nard_rl.cube import CubeState
+    from nard_rl.met import MatchScore
+
+    cube_req = _field(request, "cube", dict, {})
+    cube = CubeState(_field(cube_req, "value", int, 1), _field(cube_req, "owner", str, "centered"))
+    match_req = _field(request, "match", dict, {})
+    length = _field(match_req, "length", int, 0)
+    score = _field(match_req, "score", list, [0, 0])
+    crawford = _field(match_req, "crawford", bool, False)
+    jacoby = _field(request, "jacoby", bool, False)
+    if len(score) != 2 or not all(isinstance(v, int) and not isinstance(v, bool) for v in score):
+        raise ValueError(f'"match.score" must be two integers [mover, opponent], got {score!r}')
+    if length < 0:
+        raise ValueError(f'"match.length" must be 0 (money) or a match length, got {length}')
+    match = None
+    if length:
+        if jacoby:
+            raise ValueError("the Jacoby rule does not apply in matches (R33)")
+        if cube.owner == "centered" and cube.value > 1:
+            raise ValueError(
+                "a centered cube above 1 comes from automatic doubles (R31): money only"
+            )
+        match = MatchScore(length, score[0], score[1], crawford)
+    elif score != [0, 0] or crawford:
+        raise ValueError('"match.score" and "match.crawford" need a match length above 0')
+    return cube, match, jacoby
 
 
 @dataclass(frozen=True)
@@ -42,7 +99,7 @@ class DecisionState:
     position: Position
     rules: RuleSet
     dice: tuple[int, int] | None = None
-    cube: CubeState = field(default_factory=CubeState)
+    cube: CubeState = field(default_factory=lambda: _centered())
     match: MatchScore | None = None
 
     @property
@@ -53,10 +110,18 @@ class DecisionState:
         return {"length": m.length, "score": [m.score_me, m.score_opp], "crawford": m.crawford}
 
 
+def _centered() -> CubeState:
+    from nard_rl.cube import CubeState
+
+    return CubeState()
+
+
 def state_from_request(
     request: dict[str, Any], default_rules: RuleSet | str = "standard"
 ) -> DecisionState:
     """Read one request (see the module docstring); ``ValueError`` names what is wrong."""
+    from nard_rl.engine.ids import decode_gnubg_id, decode_xgid
+
     if not isinstance(request, dict):
         raise PositionError("the request must be a JSON object")
     given = [f for f in POSITION_FIELDS if request.get(f) is not None]
