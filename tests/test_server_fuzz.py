@@ -145,6 +145,7 @@ def test_random_actions_on_a_live_game(client: TestClient, actions: list) -> Non
     g = client.post("/v1/games", json={"seed": 1, "match_length": 1}).json()
     for action, body in actions:
         check(client.post(f"/v1/games/{g['id']}/{action}", json=body))
+    assert client.delete(f"/v1/games/{g['id']}").status_code == 204  # within the quota
 
 
 @pytest.mark.parametrize("route", sorted(VALID))

@@ -57,8 +57,14 @@ class Analyzer:
     lookahead of hints, ``cube_ply`` that of cube decisions (one roll ahead by default,
     see ``nard_rl.cubeful``), ``cube_rollout`` the games rolled out per close cube
     decision (0: none).  Evaluators, searches and cube advisors are built on first
-    use and kept (their caches then serve every request); all evaluation goes through one
-    lock because a torch module is not meant to run from several threads at once.
+    use and kept (their caches then serve every request).
+
+    Two locks: ``eval_lock`` is held for each forward pass (a torch module is not meant
+    to run from several threads at once) and is shared by every ``fork``; ``lock``
+    guards this analyzer's own search and cube caches for the length of a search.  A
+    fork shares the nets but has its own caches and ``lock``, so work on another thread
+    (the server's game sessions) waits for at most one forward pass of a long search,
+    never for the whole search.
     """
 
     def __init__(
@@ -78,19 +84,51 @@ class Analyzer:
             raise ValueError(f"cube_rollout must be an integer >= 0, got {cube_rollout!r}")
         self.cube_rollout = cube_rollout
         self.device = device
+        self.eval_lock = threading.RLock()
         self._evaluators: dict[str, Evaluator] = {}
         if evaluator is not None:  # a player's own evaluator (``nard agent``)
-            self._evaluators[get_rules(evaluator.rules).name] = evaluator
+            self._evaluators[get_rules(evaluator.rules).name] = self._serialised(evaluator)
         self._searches: dict[str, Search] = {}
         self._advisors: dict[tuple[str, int], CubeAdvisor] = {}
         self.lock = threading.RLock()
+
+    def fork(self) -> Analyzer:
+        """An analyzer on the same nets (and ``eval_lock``) with its own caches and
+        ``lock``: for work on another thread that must not wait behind searches."""
+        twin = Analyzer(
+            self.net,
+            ply=self.ply,
+            cube_ply=self.cube_ply,
+            cube_rollout=self.cube_rollout,
+            device=self.device,
+        )
+        twin.eval_lock = self.eval_lock
+        twin._evaluators = self._evaluators
+        return twin
+
+    def _serialised(self, ev: Evaluator) -> Evaluator:
+        """``ev`` with its ``probabilities`` run under ``eval_lock`` (each forward pass,
+        whoever calls it: the micro-batcher, a search, a cube advisor)."""
+        if getattr(ev, "_nard_eval_lock", None) is not None:
+            self.eval_lock = ev._nard_eval_lock  # type: ignore[attr-defined]
+            return ev
+        inner = ev.probabilities
+        lock = self.eval_lock
+
+        def probabilities(afterstates: np.ndarray, *args: Any, **kwargs: Any) -> np.ndarray:
+            with lock:
+                return inner(afterstates, *args, **kwargs)
+
+        ev.probabilities = probabilities  # type: ignore[method-assign]
+        ev._nard_eval_lock = lock  # type: ignore[attr-defined]
+        return ev
 
     # evaluation ---------------------------------------------------------------------------
     def evaluator(self, rules: RuleSet | str) -> Evaluator:
         name = get_rules(rules).name
         ev = self._evaluators.get(name)
         if ev is None:
-            ev = load_evaluator(self.net, rules=name, device=self.device)
+            ev = self._serialised(load_evaluator(self.net, rules=name, device=self.device))
             self._evaluators[name] = ev
         return ev
 
@@ -121,18 +159,17 @@ class Analyzer:
         """0-ply probabilities of afterstates (mover's view): one forward pass."""
         if afters.shape[0] == 0:
             return np.zeros((0, 5), dtype=np.float64)
-        with self.lock:
-            return np.asarray(self.evaluator(rules).probabilities(afters), dtype=np.float64)
+        return np.asarray(self.evaluator(rules).probabilities(afters), dtype=np.float64)
 
     def probabilities_if_free(self, afters: np.ndarray, rules: RuleSet | str) -> np.ndarray | None:
         """``probabilities`` when no other thread is evaluating, else None (never waits:
         the event loop uses it for small batches and must not block)."""
-        if not self.lock.acquire(blocking=False):
+        if not self.eval_lock.acquire(blocking=False):
             return None
         try:
             return self.probabilities(afters, rules)
         finally:
-            self.lock.release()
+            self.eval_lock.release()
 
     def pre_roll_probs(self, boards: np.ndarray, rules: RuleSet | str, ply: int) -> np.ndarray:
         """Probabilities of the side on roll before rolling (the search's pre-roll

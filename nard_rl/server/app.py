@@ -1,83 +1,58 @@
-"""The HTTP API of ``nard serve`` (FastAPI; OpenAPI docs at ``/docs``).
+"""The HTTP API of ``nard serve`` (FastAPI; OpenAPI docs at ``/docs``, served offline).
 
-Routes (request and response bodies in ``nard_rl.server.models``):
+Routes, one ``APIRouter`` per concern (request and response bodies in
+``nard_rl.server.models``, the shared services in ``nard_rl.server.services``):
 
-* ``GET /health``; ``GET /`` the web board (static files, no build step);
-* ``POST /v1/hint``: every play ranked, or without dice the cube analysis;
-* ``POST /v1/evaluate``: probabilities and equities of a batch of positions;
-* ``POST /v1/action``: the bot's decision in a game state (opponent backends);
-* ``/v1/games``: game and match sessions against the bot;
-* ``GET /move``, ``GET /eval``: wildbg's routes, same query parameters and JSON shapes.
+* ``routes_health``: ``GET /health``; ``GET /`` the web board (static files, no build step);
+* ``routes_hint``: ``POST /v1/hint`` (every play ranked, or without dice the cube
+  analysis), ``POST /v1/evaluate`` (a batch of positions), ``POST /v1/action`` (the bot's
+  decision in a game state, for opponent backends);
+* ``routes_sessions``: ``/v1/games``, game and match sessions against the bot;
+* ``routes_wildbg``: ``GET /move``, ``GET /eval``, wildbg's routes and JSON shapes;
+* ``docs``: ``GET /docs``, Swagger UI from the package's own files.
 
 Errors: a malformed body or query gets 422 (shape) or 400 (meaning: board, ID, dice,
-cube, score), an action the rules forbid 409 with the rule id, an unknown game 404, a
-body over the limit 413; the JSON error body is ``{"error": "..."}`` (``{"message":
-...}`` on the wildbg routes, as wildbg answers).
+cube, score, a ply above ``max_ply``), an action the rules forbid 409 with the rule id, an
+unknown game 404, a body over the limit 413, a body that stalls 408, a client over its
+session quota 429, a full search queue or session store 503; the JSON error body is
+``{"error": "..."}`` (``{"message": ...}`` on the wildbg routes, as wildbg answers).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
-from importlib import resources
-from pathlib import Path
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-import numpy as np
-import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from nard_rl.cube import swap_sides
 from nard_rl.engine.game import IllegalActionError
-from nard_rl.engine.position import PositionError
-from nard_rl.server.analysis import Analyzer, probs_dict
-from nard_rl.server.batching import MicroBatcher
+from nard_rl.server import docs, routes_health, routes_hint, routes_sessions, routes_wildbg
+from nard_rl.server.analysis import Analyzer
+from nard_rl.server.batching import MicroBatcher, ServerBusy, WorkQueue
 from nard_rl.server.config import ServerConfig
-from nard_rl.server.models import (
-    ActionRequest,
-    ActionResponse,
-    EvaluateRequest,
-    HintRequest,
-    HintResponse,
-    MoveIn,
-    NewGame,
-    ResignIn,
-    WildbgEvalResponse,
-    WildbgMoveResponse,
-)
-from nard_rl.server.sessions import SessionError, SessionStore
-from nard_rl.server.state import DecisionState, state_from_request
+from nard_rl.server.routes_health import STATIC
+from nard_rl.server.routes_wildbg import WILDBG_PATHS
+from nard_rl.server.services import JSONResponse, Services, error_response
+from nard_rl.server.sessions import SessionError, SessionLimit, SessionStore
 
-
-class JSONResponse(Response):
-    """JSON rendered by orjson: the standard encoder took a tenth of a hint's server time."""
-
-    media_type = "application/json"
-
-    def render(self, content: Any) -> bytes:
-        return orjson.dumps(content, option=orjson.OPT_SERIALIZE_NUMPY)
-
-
-STATIC = Path(str(resources.files("nard_rl.server") / "static"))
-
-WILDBG_PARAMS = {"die1", "die2", "x_away", "o_away", *(f"p{i}" for i in range(26))}
-
-
-def _error(status: int, message: str, key: str = "error") -> JSONResponse:
-    return JSONResponse({key: message}, status_code=status)
+DEFAULT_EXPECTED = "a JSON object (its schema is at /docs)"
 
 
 class Gate:
-    """ASGI middleware: 413 for bodies over ``limit`` bytes, before anything parses them;
-    counts the requests in progress for the micro-batcher."""
+    """ASGI middleware in front of every route: reads a request's whole body before
+    anything parses it, 413 beyond ``limit`` bytes (declared or chunked), 408 when the
+    body stalls for ``timeout`` seconds; counts the requests in progress for the
+    micro-batcher."""
 
-    def __init__(self, app: Any, limit: int, batcher: MicroBatcher) -> None:
+    def __init__(self, app: Any, limit: int, timeout: float, batcher: MicroBatcher) -> None:
         self.app = app
         self.limit = limit
+        self.timeout = timeout
         self.batcher = batcher
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
@@ -86,39 +61,80 @@ class Gate:
             return
         self.batcher.active += 1
         try:
-            await self._limited(scope, receive, send)
+            await self._gated(scope, receive, send)
         finally:
             self.batcher.active -= 1
 
-    async def _limited(self, scope: dict, receive: Callable, send: Callable) -> None:
+    async def _gated(self, scope: dict, receive: Callable, send: Callable) -> None:
+        too_big = error_response(413, f"request body over {self.limit} bytes")
         for name, value in scope.get("headers", []):
             if name == b"content-length":
                 try:
-                    too_big = int(value) > self.limit
+                    declared = int(value)
                 except ValueError:
-                    too_big = True
-                if too_big:
-                    await _error(413, f"request body over {self.limit} bytes")(scope, receive, send)
+                    declared = self.limit + 1
+                if declared > self.limit:
+                    await too_big(scope, receive, send)
                     return
+        chunks: list[bytes] = []
         seen = 0
+        while True:
+            try:
+                message = await asyncio.wait_for(receive(), self.timeout)
+            except asyncio.TimeoutError:  # noqa: UP041 (not the builtin before 3.11)
+                stalled = f"the request body stalled for {self.timeout:g} s (body_timeout_s)"
+                await error_response(408, stalled)(scope, receive, send)
+                return
+            if message["type"] != "http.request":
+                return  # the client went away
+            chunk = message.get("body", b"")
+            seen += len(chunk)
+            if seen > self.limit:
+                await too_big(scope, receive, send)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        replayed = False
 
-        async def limited() -> dict:
-            nonlocal seen
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.limit:
-                    raise _BodyTooLarge
-            return message
+        async def replay() -> dict:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()  # after the body: the disconnect, when it comes
 
-        try:
-            await self.app(scope, limited, send)
-        except _BodyTooLarge:
-            await _error(413, f"request body over {self.limit} bytes")(scope, receive, send)
+        await self.app(scope, replay, send)
 
 
-class _BodyTooLarge(Exception):
-    pass
+def _key(request: Request) -> str:
+    return "message" if request.url.path in WILDBG_PATHS else "error"
+
+
+def _expected(request: Request) -> str:
+    """What the route's body should be (its model's ``EXPECTED``), for error messages."""
+    route = request.scope.get("route")
+    field = getattr(route, "body_field", None)
+    model = getattr(field, "type_", None) or getattr(
+        getattr(field, "field_info", None), "annotation", None
+    )
+    return getattr(model, "EXPECTED", None) or DEFAULT_EXPECTED
+
+
+def _validation_message(request: Request, exc: RequestValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = tuple(err.get("loc", ()))
+        kind = err.get("type", "")
+        if kind == "json_invalid":
+            detail = str(err.get("ctx", {}).get("error", "")) or "invalid JSON"
+            return f"the body is not valid JSON ({detail}); expected {_expected(request)}"
+        if loc == ("body",) and kind in ("model_attributes_type", "dict_type", "missing"):
+            return f"expected {_expected(request)}"
+        where = ".".join(str(x) for x in loc if x != "body") or "body"
+        parts.append(f"{where}: {err.get('msg', 'invalid')}")
+    return "; ".join(parts)[:2000]
 
 
 def create_app(config: ServerConfig | None = None, analyzer: Analyzer | None = None) -> FastAPI:
@@ -134,7 +150,21 @@ def create_app(config: ServerConfig | None = None, analyzer: Analyzer | None = N
         inline=an.probabilities_if_free,
         inline_rows=cfg.inline_rows,
     )
-    sessions = SessionStore(an, max_sessions=cfg.max_sessions)
+    sessions = SessionStore(
+        an.fork(),  # its own caches: a session never waits for a search to finish
+        max_sessions=cfg.max_sessions,
+        max_per_client=cfg.max_sessions_per_client,
+        idle_s=cfg.session_idle_s,
+        games_kept=cfg.session_games_kept,
+    )
+    svc = Services(
+        config=cfg,
+        analyzer=an,
+        batcher=batcher,
+        search=WorkQueue("search", max_pending=cfg.max_queued_searches),
+        session=WorkQueue("session"),
+        sessions=sessions,
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -151,7 +181,13 @@ def create_app(config: ServerConfig | None = None, analyzer: Analyzer | None = N
 
                 log = stack.enter_context(open(cfg.gnubg_log, "a")) if cfg.gnubg_log else None
                 gnubg = await start_gnubg_server(
-                    an, cfg.gnubg_host, cfg.gnubg_external, batcher, log, ply=cfg.external_ply
+                    an.fork(),
+                    cfg.gnubg_host,
+                    cfg.gnubg_external,
+                    WorkQueue("gnubg"),
+                    log,
+                    ply=cfg.external_ply,
+                    config=cfg,
                 )
             try:
                 yield
@@ -159,6 +195,8 @@ def create_app(config: ServerConfig | None = None, analyzer: Analyzer | None = N
                 if gnubg is not None:
                     gnubg.close()
                 await batcher.stop()
+                svc.search.close()
+                svc.session.close()
 
     app = FastAPI(
         title="nard-rl",
@@ -166,275 +204,53 @@ def create_app(config: ServerConfig | None = None, analyzer: Analyzer | None = N
         description="Move and cube analysis, a bot opponent and game sessions for Nard "
         "(backgammon); wildbg-compatible /move and /eval.",
         lifespan=lifespan,
+        docs_url=None,  # served from the package's own files (``nard_rl.server.docs``)
+        redoc_url=None,
     )
+    app.state.services = svc
     app.state.analyzer = an
     app.state.batcher = batcher
     app.state.sessions = sessions
     app.state.config = cfg
     batcher.active = 0
-    app.add_middleware(Gate, limit=cfg.max_body_bytes, batcher=batcher)
+    app.add_middleware(Gate, limit=cfg.max_body_bytes, timeout=cfg.body_timeout_s, batcher=batcher)
 
     # errors ----------------------------------------------------------------------------------
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        parts = []
-        for err in exc.errors():
-            where = ".".join(str(x) for x in err.get("loc", ()) if x != "body") or "body"
-            parts.append(f"{where}: {err.get('msg', 'invalid')}")
-        key = "message" if request.url.path in ("/move", "/eval") else "error"
-        return JSONResponse({key: "; ".join(parts)[:2000]}, status_code=422)
+        return error_response(422, _validation_message(request, exc), _key(request))
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        key = "message" if request.url.path in ("/move", "/eval") else "error"
-        return JSONResponse({key: str(exc.detail)}, status_code=exc.status_code)
+        return error_response(exc.status_code, str(exc.detail), _key(request))
 
     @app.exception_handler(IllegalActionError)
     async def _illegal(request: Request, exc: IllegalActionError) -> JSONResponse:
-        return _error(409, str(exc))
+        return error_response(409, str(exc))
 
     @app.exception_handler(SessionError)
     async def _missing(request: Request, exc: SessionError) -> JSONResponse:
-        return _error(404, str(exc.args[0]))
+        return error_response(404, str(exc.args[0]))
+
+    @app.exception_handler(SessionLimit)
+    async def _full(request: Request, exc: SessionLimit) -> JSONResponse:
+        return error_response(exc.status, str(exc))
+
+    @app.exception_handler(ServerBusy)
+    async def _busy(request: Request, exc: ServerBusy) -> JSONResponse:
+        response = error_response(503, str(exc), _key(request))
+        response.headers["Retry-After"] = "1"
+        return response
 
     @app.exception_handler(ValueError)
     async def _bad(request: Request, exc: ValueError) -> JSONResponse:
-        key = "message" if request.url.path in ("/move", "/eval") else "error"
-        return _error(400, str(exc) or type(exc).__name__, key)
-
-    def parse(body: dict[str, Any]) -> DecisionState:
-        return state_from_request(body, cfg.rules)
-
-    async def rank(state: DecisionState, ply: int, top: int | None = None) -> dict[str, Any]:
-        if ply == 0:
-            plays = an.plays(state)
-            probs = await batcher.submit(plays.afters, state.rules.name)
-            return an.ranking(state, plays, probs, top)
-        return await batcher.run_sync(an.rank, state, ply, top)  # type: ignore[return-value]
-
-    async def run(fn: Callable[..., Any], *args: Any) -> Any:
-        return await batcher.run_sync(fn, *args)
+        return error_response(400, str(exc) or type(exc).__name__, _key(request))
 
     # routes ----------------------------------------------------------------------------------
-    @app.get("/health")
-    async def health() -> dict[str, Any]:
-        s = batcher.stats
-        return {
-            "status": "ok",
-            "net": cfg.net,
-            "ply": cfg.ply,
-            "cube_ply": cfg.cube_ply,
-            "cube_rollout": cfg.cube_rollout,
-            "batches": s.batches,
-            "batched_requests": s.requests,
-            "largest_batch": s.largest,
-        }
-
-    @app.post("/v1/hint", response_model=HintResponse)
-    async def hint(req: HintRequest) -> JSONResponse:
-        """Every legal play ranked (with dice), or the cube analysis (without)."""
-        state = parse(req.as_request())
-        out: dict[str, Any] = {
-            "position_id": state.position.position_id(),
-            "board": list(state.position.board),
-            "dice": list(state.dice) if state.dice else None,
-        }
-        if state.dice is None:
-            out["cube"] = await run(an.cube_analysis, state, req.ply)
-        else:
-            ply = cfg.ply if req.ply is None else req.ply
-            out.update(await rank(state, ply, req.top))
-        return JSONResponse(out)
-
-    @app.post("/v1/evaluate", response_model=None)
-    async def evaluate(req: EvaluateRequest) -> JSONResponse:
-        """Probabilities and equities of up to 512 positions, in one forward pass."""
-        states = [parse(p.as_request()) for p in req.positions]
-        boards = np.stack([s.position.array() for s in states])
-        rules = {s.rules.name for s in states}
-        out: list[dict[str, Any]] = [{} for _ in states]
-        for name in rules:
-            idx = [i for i, s in enumerate(states) if s.rules.name == name]
-            rows = (
-                boards[idx]
-                if req.afterstate
-                else np.stack([states[i].position.flip().array() for i in idx])
-            )
-            probs = await batcher.submit(np.ascontiguousarray(rows), name)
-            if not req.afterstate:
-                probs = swap_sides(probs)
-            for j, i in enumerate(idx):
-                utility, kind = an.utility(states[i])
-                out[i] = {
-                    "probs": probs_dict(probs[j]),
-                    "equity": round(float(np.asarray(utility(probs[j][None, :]))[0]), 5),
-                    "equity_kind": kind,
-                }
-        return JSONResponse({"afterstate": req.afterstate, "results": out})
-
-    @app.post("/v1/action", response_model=ActionResponse)
-    async def action(req: ActionRequest) -> JSONResponse:
-        """The bot's decision; every field is from the bot's view."""
-        body = req.as_request()
-        for key in ("doubled", "resignation", "may_double", "ply"):
-            body.pop(key, None)
-        state = parse(body)
-        ply = cfg.ply if req.ply is None else req.ply
-        if state.dice is not None and not req.doubled and req.resignation is None and ply == 0:
-            ranked = (await rank(state, ply, 1))["plays"]  # batched with other requests
-            move, board = (
-                (ranked[0]["move"], ranked[0]["board"])
-                if ranked
-                else ("", list(state.position.board))
-            )
-            return JSONResponse({"action": "move", "move": move, "board": board})
-        answer = await run(
-            lambda: an.action(
-                state,
-                doubled=req.doubled,
-                resignation=req.resignation,
-                may_double=req.may_double,
-                ply=ply,
-            )
-        )
-        return JSONResponse(answer)
-
-    # sessions --------------------------------------------------------------------------------
-    @app.post("/v1/games", status_code=201)
-    async def new_game(req: NewGame) -> JSONResponse:
-        """A game or match against the bot (the human is player 0)."""
-        view = await run(sessions.create, req.rules, req.match_length, req.first, req.seed)
-        return JSONResponse(view, status_code=201)
-
-    @app.get("/v1/games/{game_id}")
-    async def game_state(game_id: str) -> JSONResponse:
-        return JSONResponse(await run(sessions.state, game_id))
-
-    @app.delete("/v1/games/{game_id}", status_code=204)
-    async def end_game(game_id: str) -> None:
-        sessions.delete(game_id)
-
-    def _simple(name: str) -> Callable[[str], Awaitable[JSONResponse]]:
-        async def handler(game_id: str) -> JSONResponse:
-            return JSONResponse(await run(sessions.act, game_id, name))
-
-        handler.__name__ = f"game_{name}"
-        handler.__doc__ = f"The human's '{name}'; then the bot acts until the human's turn."
-        return handler
-
-    for name in ("roll", "double", "take", "pass", "accept", "reject", "commit", "next"):
-        app.post(f"/v1/games/{{game_id}}/{name}")(_simple(name))
-
-    @app.post("/v1/games/{game_id}/move")
-    async def game_move(game_id: str, req: MoveIn) -> JSONResponse:
-        """Play (or, with commit false, stage) a move; a staged play can change (R38)."""
-        return JSONResponse(
-            await run(
-                lambda: sessions.act(
-                    game_id, "move", move=req.move, board=req.board, commit=req.commit
-                )
-            )
-        )
-
-    @app.post("/v1/games/{game_id}/resign")
-    async def game_resign(game_id: str, req: ResignIn) -> JSONResponse:
-        return JSONResponse(await run(lambda: sessions.act(game_id, "resign", kind=req.kind)))
-
-    # wildbg ----------------------------------------------------------------------------------
-    def wildbg_state(request: Request, with_dice: bool) -> DecisionState:
-        q = request.query_params
-        values: dict[str, int] = {}
-        for key in WILDBG_PARAMS:
-            if key not in q:
-                continue
-            text = q[key]
-            try:
-                values[key] = int(text)
-            except ValueError:
-                raise PositionError(f"{key} must be an integer, got {text!r}") from None
-        board = [values.get(f"p{i}", 0) for i in range(26)]
-        if any(not -15 <= v <= 15 for v in board):
-            raise PositionError("p0..p25 must be in -15..15")
-        body: dict[str, Any] = {"board": board}
-        if with_dice:
-            if "die1" not in values or "die2" not in values:
-                raise PositionError("die1 and die2 are required")
-            body["dice"] = [values["die1"], values["die2"]]
-            for d in body["dice"]:
-                if not 1 <= d <= 6:
-                    raise PositionError("Dice values must be between 1 and 6.")
-        if "x_away" in values or "o_away" in values:
-            x, o = values.get("x_away"), values.get("o_away")
-            if x is None or o is None or not (1 <= x <= 64 and 1 <= o <= 64):
-                raise PositionError("x_away and o_away go together, each in 1..64")
-            length = max(x, o)
-            body["match"] = {"length": length, "score": [length - x, length - o]}
-        return parse(body)
-
-    def wildbg_probs(p: np.ndarray) -> dict[str, float]:
-        return {
-            "win": float(p[0]),
-            "winG": float(p[1]),
-            "winBg": float(p[2]),
-            "loseG": float(p[3]),
-            "loseBg": float(p[4]),
-        }
-
-    @app.get("/move", response_model=WildbgMoveResponse)
-    async def wildbg_move(request: Request) -> JSONResponse:
-        """wildbg's /move: every legal play, best first, from ``die1``, ``die2``,
-        ``p0``..``p25`` (mover's view: p25 its bar, p0 minus the opponent's bar) and
-        optional ``x_away``/``o_away``."""
-        state = wildbg_state(request, True)
-        plays = an.plays(state)
-        if plays.afters.shape[0] == 0:
-            probs = await batcher.submit(state.position.flip().array()[None, :], state.rules.name)
-            p = swap_sides(probs)[0]  # no play: the position stays, the opponent rolls
-            return JSONResponse({"moves": [{"play": [], "probabilities": wildbg_probs(p)}]})
-        probs = await batcher.submit(plays.afters, state.rules.name)
-        utility, _ = an.utility(state)
-        eq = np.asarray(utility(probs))
-        order = np.argsort(-eq, kind="stable")
-        moves = []
-        for i in order:
-            steps = sorted(
-                ((int(f), max(0, int(t))) for f, t in plays.steps[i] if f >= 0),
-                key=lambda s: (-s[0], -s[1]),
-            )
-            moves.append(
-                {
-                    "play": [{"from": f, "to": t} for f, t in steps],
-                    "probabilities": wildbg_probs(probs[i]),
-                }
-            )
-        return JSONResponse({"moves": moves})
-
-    @app.get("/eval", response_model=WildbgEvalResponse)
-    async def wildbg_eval(request: Request) -> JSONResponse:
-        """wildbg's /eval: probabilities of the side on roll before rolling and the cube
-        action (``double``: the side on roll should double; ``accept``: the opponent
-        should take)."""
-        state = wildbg_state(request, False)
-        analysis = await run(an.cube_analysis, state)
-        p = [
-            analysis["probs"][k]
-            for k in ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
-        ]
-        return JSONResponse(
-            {
-                "cube": {
-                    "double": analysis["decision"] in ("double_take", "double_pass"),
-                    "accept": bool(analysis["take"]) if analysis["take"] is not None else True,
-                },
-                "probabilities": wildbg_probs(np.asarray(p)),
-            }
-        )
-
-    # the web board ---------------------------------------------------------------------------
+    app.include_router(routes_health.router)
+    app.include_router(routes_hint.router)
+    app.include_router(routes_sessions.router)
+    app.include_router(routes_wildbg.router)
+    app.include_router(docs.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-
-    @app.get("/", include_in_schema=False)
-    async def index() -> FileResponse:
-        return FileResponse(STATIC / "index.html")
-
     return app

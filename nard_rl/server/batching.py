@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -110,7 +112,7 @@ class MicroBatcher:
                     break  # nobody else is on the way: waiting would only add latency
                 try:
                     item = await asyncio.wait_for(self._queue.get(), left)
-                except TimeoutError:
+                except asyncio.TimeoutError:  # noqa: UP041 (the builtin only from Python 3.11)
                     break
             batch.append(item)
             n += item.rows.shape[0]
@@ -146,3 +148,54 @@ class MicroBatcher:
                     if not it.future.done():
                         it.future.set_result(out[start:stop])
                     start = stop
+
+
+class ServerBusy(RuntimeError):
+    """A work queue is full: the request is refused (503) rather than left waiting."""
+
+
+class WorkQueue:
+    """One thread for one kind of blocking work (searches, session actions), with at most
+    ``max_pending`` jobs running or waiting (None: unbounded).
+
+    A job whose caller went away (the client disconnected) before it started is dropped;
+    a running one finishes, and its slot is freed when it does, so the bound counts the
+    work the thread really has.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        max_pending: int | None = None,
+        executor: ThreadPoolExecutor | None = None,
+    ) -> None:
+        if max_pending is not None and max_pending < 1:
+            raise ValueError(f"max_pending must be >= 1, got {max_pending}")
+        self.name = name
+        self.max_pending = max_pending
+        self.executor = executor or ThreadPoolExecutor(1, thread_name_prefix=f"nard-{name}")
+        self.pending = 0
+        self._lock = threading.Lock()
+
+    def _done(self, _: object) -> None:
+        with self._lock:
+            self.pending -= 1
+
+    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        with self._lock:
+            if self.max_pending is not None and self.pending >= self.max_pending:
+                raise ServerBusy(
+                    f"the server is busy: {self.pending} {self.name} jobs are queued "
+                    f"(at most {self.max_pending}); try again shortly"
+                )
+            self.pending += 1
+        try:
+            job = self.executor.submit(fn, *args)
+        except BaseException:
+            self._done(None)
+            raise
+        job.add_done_callback(self._done)
+        return await asyncio.wrap_future(job)
+
+    def close(self) -> None:
+        self.executor.shutdown(wait=False, cancel_futures=True)

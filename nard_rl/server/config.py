@@ -25,6 +25,12 @@ class ServerConfig:
     """Rule set of requests that do not name one."""
     ply: int = 0
     """Lookahead of hints and bot plays when a request does not ask for one."""
+    max_ply: int = 2
+    """Deepest lookahead a request may ask for (hints, actions, cube analyses: 400
+    beyond). One 3-ply hint costs seconds of CPU, 2-ply a few tenths."""
+    max_queued_searches: int = 8
+    """Searches and cube analyses (everything above 0-ply) running or waiting on the
+    search thread; a request beyond gets 503 at once instead of waiting behind them."""
     cube_ply: int = 1
     """Lookahead behind cube decisions (pre-roll probabilities one roll ahead)."""
     cube_rollout: int = 0
@@ -46,7 +52,26 @@ class ServerConfig:
     """Largest request body (413 beyond); ``/v1/evaluate`` also takes at most 512
     positions (``nard_rl.server.models.MAX_EVALUATE_POSITIONS``)."""
     max_sessions: int = 1000
-    """Game sessions kept in memory (the least recently used one is dropped first)."""
+    """Game sessions kept in memory. A new game beyond it gets 503: games idle for
+    ``session_idle_s`` are the only ones ever dropped, so no client can evict another's."""
+    max_sessions_per_client: int = 20
+    """Live sessions one client address may hold (429 beyond)."""
+    session_idle_s: float = 3600.0
+    """A session nobody has touched for this long expires."""
+    session_games_kept: int = 10
+    """Finished games a money session keeps in full (older ones leave only their points
+    in the score), so an endless session stays small."""
+    timeout_keep_alive: float = 5.0
+    """Seconds an idle keep-alive connection stays open between requests."""
+    header_timeout_s: float = 10.0
+    """Seconds a connection may take to send a request's head (and a new connection
+    its first request): slow or silent connections are closed."""
+    body_timeout_s: float = 10.0
+    """Seconds a request may take between two parts of its body (408 beyond)."""
+    max_header_bytes: int = 16_384
+    """Largest request head (request line and headers); the connection is refused beyond."""
+    limit_concurrency: int = 1000
+    """Open connections and requests in progress; beyond it new requests get 503."""
     torch_threads: int = 1
     """CPU threads of the forward pass (one keeps latency low next to the event loop)."""
     gnubg_external: int | None = None
@@ -54,6 +79,13 @@ class ServerConfig:
     gnubg_host: str = "127.0.0.1"
     gnubg_log: str | None = None
     """File that receives every gnubg board line and its answer (JSON lines)."""
+    gnubg_idle_s: float = 3600.0
+    """A gnubg connection silent for this long is closed (gnubg waits on its own
+    player, or a human, between two questions)."""
+    gnubg_line_timeout_s: float = 30.0
+    """Seconds a started line may take to be finished (its newline) on the gnubg port."""
+    gnubg_max_connections: int = 32
+    """Connections the gnubg port serves at once; more are closed on arrival."""
     http: bool = True
     """Serve HTTP (false: only the gnubg external-player port)."""
 
@@ -62,6 +94,9 @@ class ServerConfig:
             (1 <= self.port <= 65535, f"port must be 1..65535, got {self.port}"),
             (self.workers >= 1, f"workers must be >= 1, got {self.workers}"),
             (0 <= self.ply <= 3, f"ply must be 0..3, got {self.ply}"),
+            (0 <= self.max_ply <= 3, f"max_ply must be 0..3, got {self.max_ply}"),
+            (self.ply <= self.max_ply, f"ply {self.ply} is above max_ply {self.max_ply}"),
+            (self.max_queued_searches >= 1, "max_queued_searches must be >= 1"),
             (0 <= self.cube_ply <= 3, f"cube_ply must be 0..3, got {self.cube_ply}"),
             (self.cube_rollout >= 0, f"cube_rollout must be >= 0, got {self.cube_rollout}"),
             (0 <= self.external_ply <= 3, f"external_ply must be 0..3, got {self.external_ply}"),
@@ -69,6 +104,17 @@ class ServerConfig:
             (0 <= self.max_wait_ms <= 1000, "max_wait_ms must be 0..1000"),
             (self.max_body_bytes >= 1024, "max_body_bytes must be >= 1024"),
             (self.max_sessions >= 1, "max_sessions must be >= 1"),
+            (self.max_sessions_per_client >= 1, "max_sessions_per_client must be >= 1"),
+            (self.session_idle_s > 0, "session_idle_s must be > 0"),
+            (self.session_games_kept >= 1, "session_games_kept must be >= 1"),
+            (self.timeout_keep_alive > 0, "timeout_keep_alive must be > 0"),
+            (self.header_timeout_s > 0, "header_timeout_s must be > 0"),
+            (self.body_timeout_s > 0, "body_timeout_s must be > 0"),
+            (self.max_header_bytes >= 1024, "max_header_bytes must be >= 1024"),
+            (self.limit_concurrency >= 1, "limit_concurrency must be >= 1"),
+            (self.gnubg_idle_s > 0, "gnubg_idle_s must be > 0"),
+            (self.gnubg_line_timeout_s > 0, "gnubg_line_timeout_s must be > 0"),
+            (self.gnubg_max_connections >= 1, "gnubg_max_connections must be >= 1"),
             (self.torch_threads >= 1, "torch_threads must be >= 1"),
             (
                 self.gnubg_external is None or 1 <= self.gnubg_external <= 65535,

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -148,6 +149,57 @@ def decide(analyzer: Analyzer, line: str, ply: int | None = None) -> str:
         return f"Error: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
 
 
+@dataclass(frozen=True)
+class PortLimits:
+    """How long and how much a gnubg connection may take (``ServerConfig``'s ``gnubg_*``)."""
+
+    idle_s: float = 3600.0
+    """A connection silent for this long between lines is closed."""
+    line_timeout_s: float = 30.0
+    """A started line must be finished (its newline) within this time."""
+    max_connections: int = 32
+    """Connections served at once; more are closed on arrival."""
+
+    @classmethod
+    def of(cls, config: Any) -> PortLimits:
+        if config is None:
+            return cls()
+        return cls(config.gnubg_idle_s, config.gnubg_line_timeout_s, config.gnubg_max_connections)
+
+
+async def read_lines(
+    reader: asyncio.StreamReader, limits: PortLimits
+) -> AsyncIterator[bytes | None]:
+    """The lines of a connection (without the newline; NUL bytes dropped) until it closes
+    or times out; ``None`` once for each line longer than ``MAX_LINE``, whose rest is
+    skipped up to its newline (one answer per line, however long)."""
+    buffer = b""
+    skipping = False
+    while True:
+        timeout = limits.line_timeout_s if (buffer or skipping) else limits.idle_s
+        try:
+            chunk = await asyncio.wait_for(reader.read(4096), timeout)
+        except asyncio.TimeoutError:  # noqa: UP041 (not the builtin before 3.11)
+            return
+        if not chunk:
+            return
+        buffer += chunk.replace(b"\x00", b"")
+        while True:
+            end = buffer.find(b"\n")
+            if end < 0:
+                break
+            line, buffer = buffer[:end], buffer[end + 1 :]
+            if skipping:
+                skipping = False  # the end of an over-long line: answered already
+                continue
+            yield line
+        if len(buffer) > MAX_LINE:
+            if not skipping:
+                yield None
+            skipping = True
+            buffer = b""
+
+
 async def _handle(
     analyzer: Analyzer,
     run: Any,
@@ -155,21 +207,14 @@ async def _handle(
     writer: asyncio.StreamWriter,
     transcript: TextIO | None,
     ply: int | None = None,
+    limits: PortLimits | None = None,
 ) -> None:
-    buffer = b""
     try:
-        while True:
-            chunk = await reader.read(4096)
-            if not chunk:
-                return
-            buffer += chunk.replace(b"\x00", b"")
-            if len(buffer) > MAX_LINE and b"\n" not in buffer:
-                writer.write(b"Error: line too long\n")
-                await writer.drain()
-                buffer = b""
-                continue
-            while b"\n" in buffer:
-                raw, buffer = buffer.split(b"\n", 1)
+        async for raw in read_lines(reader, limits or PortLimits()):
+            if raw is None:
+                answer = f"Error: line too long (over {MAX_LINE} bytes)"
+                text = ""
+            else:
                 text = raw.decode("ascii", "replace").strip()
                 if not text:
                     continue
@@ -177,13 +222,13 @@ async def _handle(
                     answer = await run(decide, analyzer, text, ply)
                 except Exception as exc:  # a bug must not cost gnubg its connection
                     answer = f"Error: internal error ({type(exc).__name__})"
-                if transcript is not None:
-                    transcript.write(json.dumps({"line": text, "answer": answer}) + "\n")
-                    transcript.flush()
-                writer.write(answer.encode("ascii", "replace") + b"\n")
-                await writer.drain()
-    except (ConnectionError, asyncio.IncompleteReadError):
-        return
+            if transcript is not None:
+                transcript.write(json.dumps({"line": text[:MAX_LINE], "answer": answer}) + "\n")
+                transcript.flush()
+            writer.write(answer.encode("ascii", "replace") + b"\n")
+            await writer.drain()
+    except (ConnectionError, asyncio.IncompleteReadError, TimeoutError):
+        return  # gnubg went away, abruptly or not: nothing to log
     finally:
         writer.close()
         with contextlib.suppress(Exception):
@@ -197,20 +242,34 @@ async def start_gnubg_server(
     batcher: Any = None,
     transcript: TextIO | None = None,
     ply: int | None = None,
+    config: Any = None,
 ) -> asyncio.Server:
-    """Listen for gnubg; decisions run on the batcher's evaluation thread when given.
-    ``transcript`` receives one JSON line per decision: ``{"line", "answer"}``; plays
-    are chosen at ``ply`` (the analyzer's default when None)."""
+    """Listen for gnubg; decisions run on ``batcher``'s thread when given (a
+    ``WorkQueue`` or anything with ``run_sync``).  ``transcript`` receives one JSON line
+    per decision: ``{"line", "answer"}``; plays are chosen at ``ply`` (the analyzer's
+    default when None); ``config`` (a ``ServerConfig``) gives the timeouts and limits."""
     loop = asyncio.get_running_loop()
+    limits = PortLimits.of(config)
+    runner = getattr(batcher, "run", None) or getattr(batcher, "run_sync", None)
+    open_connections = 0
 
     async def run(fn: Any, *args: Any) -> Any:
-        if batcher is not None:
-            return await batcher.run_sync(fn, *args)
+        if runner is not None:
+            return await runner(fn, *args)
         return await loop.run_in_executor(None, fn, *args)
 
-    return await asyncio.start_server(
-        lambda r, w: _handle(analyzer, run, r, w, transcript, ply), host, port, limit=MAX_LINE
-    )
+    async def connected(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal open_connections
+        if open_connections >= limits.max_connections:
+            writer.close()
+            return
+        open_connections += 1
+        try:
+            await _handle(analyzer, run, reader, writer, transcript, ply, limits)
+        finally:
+            open_connections -= 1
+
+    return await asyncio.start_server(connected, host, port, limit=MAX_LINE)
 
 
 async def serve_forever(
@@ -219,8 +278,11 @@ async def serve_forever(
     port: int,
     transcript: TextIO | None = None,
     ply: int | None = None,
+    config: Any = None,
 ) -> None:
-    server = await start_gnubg_server(analyzer, host, port, transcript=transcript, ply=ply)
+    server = await start_gnubg_server(
+        analyzer, host, port, transcript=transcript, ply=ply, config=config
+    )
     async with server:
         await server.serve_forever()
 

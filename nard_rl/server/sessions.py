@@ -5,17 +5,27 @@ The human is player 0, the bot player 1.  Every human action is one call on the 
 acts until the human has a decision to make or the game is over.  A play may be left
 pending and changed until it is committed (R38).
 
-Sessions live in memory, at most ``max_sessions`` of them (the least recently used one
-goes first) and each is locked while it changes, so concurrent calls on one game are
-applied one after the other.
+Sessions live in memory and each is locked while it changes, so concurrent calls on one
+game are applied one after the other.  No client can push out another's games: a session
+expires only after ``idle_s`` without a request; a client holds at most
+``max_per_client`` live sessions (429 beyond) and the store at most ``max_sessions``
+(503 beyond, until some expire).  A money session keeps its last ``games_kept`` games in
+full; older ones leave only their points in the score.
+
+The clock of a timed game (R30, the mars rule set) stands still while the server works:
+an action is applied at the time its request arrived (``at``), the bot's turn costs
+nothing, and the human's next turn starts when the answer is ready
+(``SessionClock``), so a player is never charged for the server's queue.
 """
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,7 +48,47 @@ KINDS = {
 
 
 class SessionError(LookupError):
-    """No such session."""
+    """No such session (the message says whether it was unknown, deleted or expired)."""
+
+
+class SessionLimit(RuntimeError):
+    """A new session would pass a limit; ``status`` is the HTTP status (429 or 503)."""
+
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class SessionClock:
+    """The time source of one session's games: real time (``base``), except that it
+    stands still from a request's arrival until its answer is ready.
+
+    Inside ``stopped(at)`` the clock reads the session time at which the request
+    arrived; afterwards it runs on from there, so the time the server spent (queue,
+    search, the bot's turn) is charged to nobody.
+    """
+
+    def __init__(self, base: Clock) -> None:
+        self.base = base
+        self._offset = 0.0
+        self._frozen: float | None = None
+        self._last = float("-inf")
+
+    def __call__(self) -> float:
+        if self._frozen is not None:
+            return self._frozen
+        return self.base() - self._offset
+
+    @contextlib.contextmanager
+    def stopped(self, at: float | None = None) -> Iterator[None]:
+        arrived = self.base() if at is None else at
+        self._frozen = max(arrived - self._offset, self._last)
+        try:
+            yield
+        finally:
+            self._last = self._frozen
+            self._offset = self.base() - self._frozen
+            self._frozen = None
 
 
 @dataclass
@@ -47,15 +97,40 @@ class Session:
     match: Match
     first: str
     rng: np.random.Generator
+    clock: SessionClock
+    client: str = "unknown"
+    touched: float = 0.0
+    """When a request last used the session (the store's clock)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
     pending: dict[str, Any] | None = None
     log: list[str] = field(default_factory=list)
     seen: int = 0
     """Events of the current game already written to ``log``."""
+    dropped_games: int = 0
+    """Finished games of a money session no longer kept in ``match.games``."""
+    dropped_points: list[int] = field(default_factory=lambda: [0, 0])
+    """Their points (human, bot)."""
 
     @property
     def game(self) -> Game:
         return self.match.game
+
+    @property
+    def score(self) -> tuple[int, int]:
+        """Points of every finished game, the dropped ones included."""
+        s = self.match.score
+        return s[0] + self.dropped_points[0], s[1] + self.dropped_points[1]
+
+    def trim(self, kept: int) -> None:
+        """Keep the last ``kept`` games of a money session (a match is short anyway)."""
+        games = self.match.games
+        if self.match.length:
+            return
+        while len(games) > kept and games[0].result is not None:
+            old = games.pop(0)
+            assert old.result is not None
+            self.dropped_points[old.result.winner] += old.result.points
+            self.dropped_games += 1
 
 
 def _owner_for(game: Game, player: int) -> str:
@@ -114,17 +189,34 @@ def _describe(event: object) -> str | None:
 
 
 class SessionStore:
-    """The sessions of one server and the bot that plays in them."""
+    """The sessions of one server and the bot that plays in them (module docstring)."""
 
     def __init__(
-        self, analyzer: Analyzer, *, max_sessions: int = 1000, clock: Clock = time.monotonic
+        self,
+        analyzer: Analyzer,
+        *,
+        max_sessions: int = 1000,
+        max_per_client: int = 20,
+        idle_s: float = 3600.0,
+        games_kept: int = 10,
+        clock: Clock = time.monotonic,
     ) -> None:
         self.analyzer = analyzer
         self.clock = clock
-        """The games' time source (R30 clock of the mars rule set); injectable for tests."""
+        """The time source of expiry and of the games' clocks (R30); injectable for tests."""
         self.max_sessions = max_sessions
+        self.max_per_client = max_per_client
+        self.idle_s = idle_s
+        self.games_kept = games_kept
         self._sessions: OrderedDict[str, Session] = OrderedDict()
+        """Least recently used first."""
+        self._per_client: dict[str, int] = {}
+        self._gone: OrderedDict[str, str] = OrderedDict()
+        """Why recent sessions are gone (``expired ...``, ``deleted``), for true messages."""
         self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._sessions)
 
     # lifecycle ----------------------------------------------------------------------------
     def create(
@@ -133,48 +225,110 @@ class SessionStore:
         match_length: int = 0,
         first: str = "opening",
         seed: int | None = None,
+        client: str = "unknown",
     ) -> dict[str, Any]:
         seed = secrets.randbits(63) if seed is None else seed
-        match = Match(match_length, rules, seed=seed, clock=self.clock)
-        session = Session(secrets.token_hex(8), match, first, np.random.default_rng(seed + 1))
+        clock = SessionClock(self.clock)
+        match = Match(match_length, rules, seed=seed, clock=clock)
+        session = Session(
+            secrets.token_hex(8),
+            match,
+            first,
+            np.random.default_rng(seed + 1),
+            clock,
+            client=client,
+            touched=self.clock(),
+        )
         with self._lock:
+            self._expire()
+            held = self._per_client.get(client, 0)
+            if held >= self.max_per_client:
+                raise SessionLimit(
+                    f"this client already holds {held} live games (max_sessions_per_client "
+                    f"{self.max_per_client}): DELETE /v1/games/ID one it no longer plays, or "
+                    f"let one expire ({self.idle_s:g} s without a request)",
+                    429,
+                )
+            if len(self._sessions) >= self.max_sessions:
+                raise SessionLimit(
+                    f"the server holds its maximum of {self.max_sessions} live games "
+                    f"(max_sessions); try again later: games expire after {self.idle_s:g} s "
+                    "without a request",
+                    503,
+                )
             self._sessions[session.id] = session
-            while len(self._sessions) > self.max_sessions:
-                self._sessions.popitem(last=False)
-        with session.lock:
+            self._per_client[client] = held + 1
+        with session.lock, clock.stopped():
             self._advance(session)
             return self.view(session)
 
+    def _expire(self) -> None:
+        """Drop the sessions idle for ``idle_s`` (called with ``_lock`` held)."""
+        limit = self.clock() - self.idle_s
+        while self._sessions:
+            sid, oldest = next(iter(self._sessions.items()))
+            if oldest.touched > limit:
+                break
+            self._drop(sid, f"expired after {self.idle_s:g} s without a request")
+
+    def _drop(self, session_id: str, why: str) -> Session | None:
+        session = self._sessions.pop(session_id, None)
+        if session is not None:
+            left = self._per_client.get(session.client, 1) - 1
+            if left > 0:
+                self._per_client[session.client] = left
+            else:
+                self._per_client.pop(session.client, None)
+            self._gone[session_id] = why
+            while len(self._gone) > 4 * self.max_sessions:
+                self._gone.popitem(last=False)
+        return session
+
+    def _missing(self, session_id: str) -> SessionError:
+        why = self._gone.get(session_id)
+        if why is None:
+            return SessionError(f"no game {session_id!r}: no such id on this server")
+        return SessionError(f"game {session_id!r} {why}")
+
     def get(self, session_id: str) -> Session:
         with self._lock:
+            self._expire()
             session = self._sessions.get(session_id)
             if session is None:
-                raise SessionError(f"no game {session_id!r} (finished sessions expire)")
+                raise self._missing(session_id)
+            session.touched = self.clock()
             self._sessions.move_to_end(session_id)
             return session
 
     def delete(self, session_id: str) -> None:
         with self._lock:
-            if self._sessions.pop(session_id, None) is None:
-                raise SessionError(f"no game {session_id!r}")
+            if self._drop(session_id, "was deleted") is None:
+                raise self._missing(session_id)
 
-    def state(self, session_id: str) -> dict[str, Any]:
+    def state(self, session_id: str, at: float | None = None) -> dict[str, Any]:
+        """The view of a session; ``at``: when the request arrived (the store's clock)."""
         session = self.get(session_id)
-        with session.lock:
+        with session.lock, session.clock.stopped(at):
             if session.game.check_clock():  # polled: a silent player loses on time (R30)
                 self._log(session)
             return self.view(session)
 
     # human actions -------------------------------------------------------------------------
-    def act(self, session_id: str, action: str, **kw: Any) -> dict[str, Any]:
+    def act(
+        self, session_id: str, action: str, at: float | None = None, **kw: Any
+    ) -> dict[str, Any]:
+        """Apply the human's ``action`` as of ``at`` (when its request arrived, the
+        store's clock; now when None), then let the bot act."""
         session = self.get(session_id)
-        with session.lock:
+        with session.lock, session.clock.stopped(at):
             game = session.game
             if action == "next":
                 session.match.next_game()
+                session.trim(self.games_kept)
                 session.seen = 0
                 session.pending = None
-                session.log.append(f"game {len(session.match.games)} begins")
+                number = session.dropped_games + len(session.match.games)
+                session.log.append(f"game {number} begins")
             else:
                 if game.is_over:
                     raise IllegalActionError("the game is over: start the next one (or a new game)")
@@ -284,9 +438,9 @@ class SessionStore:
             "id": session.id,
             "rules": game.rules.name,
             "match_length": match.length,
-            "score": list(match.score),
+            "score": list(session.score),
             "crawford": game.crawford,
-            "game_number": len(match.games),
+            "game_number": session.dropped_games + len(match.games),
             "phase": game.phase.value,
             "to_act": NAMES[game.player_to_act] if not game.is_over else None,
             "on_roll": NAMES[on_roll],
