@@ -25,18 +25,29 @@ evaluator's rule set (the mover's own R29 plays under mars).
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 
 import numpy as np
 
-from nard_rl.engine.batch import segment_argmax, with_passes
+from nard_rl.engine.batch import ROLL_WEIGHTS, ROLLS, segment_argmax, with_passes
 from nard_rl.engine.classify import race_flags
 from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.engine.position import flip_boards
 from nard_rl.engine.rules import cubeless_equity, swap_sides
 from nard_rl.evaluation import pair_dice
 from nard_rl.evaluator import Evaluator, check_afterstates, exact_finished
+from nard_rl.search import Search
 
-__all__ = ["board_groups", "greedy_plays", "pre_roll_rollout", "rollout"]
+__all__ = [
+    "Estimate",
+    "RolloutSettings",
+    "board_groups",
+    "consistent_probs",
+    "greedy_plays",
+    "pre_roll_rollout",
+    "rollout",
+    "rollout_values",
+]
 
 _MAX_PLIES = 1000
 """No game lasts this long; the bound only guards the loop (0-ply play always finishes)."""
@@ -65,17 +76,201 @@ def board_groups(boards: np.ndarray) -> np.ndarray:
     )
 
 
-def _stratified_dice(trial: np.ndarray, ply: int, blocks: int) -> np.ndarray:
+def _stratified_dice(
+    trial: np.ndarray, ply: int, blocks: int, shift: np.ndarray | None = None
+) -> np.ndarray:
     """The first (``ply`` 1) or second (``ply`` 2) roll of each trial of a stratified
     block: trial t's first roll is t mod 36; the k trials of one first roll (k = blocks)
     get second rolls 36/k apart, shifted by the first roll so every second roll occurs
-    equally often too.  ``blocks``: the number of stratified blocks of 36 trials."""
+    equally often too.  ``blocks``: the number of stratified blocks of 36 trials;
+    ``shift``: a rotation of the second rolls per trial (the same for the trials of one
+    first roll)."""
     first = trial % 36
-    r = first if ply == 1 else (first + (trial // 36) * 36 // blocks) % 36
+    offset = first if shift is None else shift
+    r = first if ply == 1 else (offset + (trial // 36) * 36 // blocks) % 36
     dice = np.empty((trial.size, 2), dtype=np.int8)
     dice[:, 0] = r // 6 + 1
     dice[:, 1] = r % 6 + 1
     return dice
+
+
+def _dice_codes(dice: np.ndarray) -> np.ndarray:
+    """Each roll's index in ``ROLLS`` (the 21 distinct rolls, the smaller die first)."""
+    lo = np.minimum(dice[:, 0], dice[:, 1]).astype(np.int64)
+    hi = np.maximum(dice[:, 0], dice[:, 1]).astype(np.int64)
+    return _ROLL_INDEX[lo - 1, hi - 1]
+
+
+_ROLL_INDEX = np.full((6, 6), -1, dtype=np.int64)
+for _k, (_a, _b) in enumerate(ROLLS.tolist()):
+    _ROLL_INDEX[_a - 1, _b - 1] = _k
+
+_SHIFT_PLY = _MAX_PLIES + 1
+"""The dice channel (a ply no game reaches) that draws the random rotation of the second
+stratified rolls."""
+
+
+def _swap_delta(d: np.ndarray) -> np.ndarray:
+    """A difference of two probability rows seen by the other player (``swap_sides`` is
+    affine: its constant cancels in a difference, the sign of the win chance flips)."""
+    out = d[:, [0, 3, 4, 1, 2]].copy()
+    out[:, 0] = -d[:, 0]
+    return out
+
+
+def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of a 2-D int8 array and each row's index among them."""
+    arr = np.ascontiguousarray(rows)
+    keys = arr.view(np.dtype((np.void, arr.shape[1]))).ravel()
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    return arr[first], inverse.reshape(-1)
+
+
+def _all_roll_plays(
+    evaluator: Evaluator, boards: np.ndarray, waste_rule: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each board (side on roll's view): its 0-ply best afterstate for each of the 21
+    rolls ``(B, 21, 26)`` and that afterstate's probabilities ``(B, 21, 5)`` (mover's
+    view)."""
+    b = boards.shape[0]
+    k = ROLLS.shape[0]
+    chosen, probs = greedy_plays(
+        evaluator, np.repeat(boards, k, axis=0), np.tile(ROLLS, (b, 1)), waste_rule
+    )
+    return chosen.reshape(b, k, 26), np.asarray(probs, dtype=np.float64).reshape(b, k, 5)
+
+
+def _chosen_plays(
+    evaluator: Evaluator,
+    boards: np.ndarray,
+    dice: np.ndarray,
+    waste_rule: bool,
+    search: Search | None,
+) -> np.ndarray:
+    """The afterstate each (board, roll) is played to: 0-ply best, or the 1-ply search's
+    choice when ``search`` is given.  Equal (board, roll) pairs, frequent in the first
+    plies and in bear-offs, are decided once."""
+    key = np.concatenate([boards, np.sort(dice, axis=1).astype(np.int8)], axis=1)
+    uniq, inverse = _unique_rows(key)
+    ub, ud = np.ascontiguousarray(uniq[:, :26]), np.ascontiguousarray(uniq[:, 26:])
+    if search is None:
+        chosen, _ = greedy_plays(evaluator, ub, ud, waste_rule)
+    else:
+        afters, offsets = legal_afterstates_batch(ub, ud, waste_rule)
+        afters, offsets = with_passes(afters, offsets, ub)
+        picks = search.choose_batch(ub, ud, afters, offsets, 1)
+        chosen = afters[offsets[:-1] + np.maximum(picks, 0)]
+    return chosen[inverse]
+
+
+def _trial_values(
+    evaluator: Evaluator,
+    arr: np.ndarray,
+    groups: np.ndarray,
+    trial: np.ndarray,
+    *,
+    total: int,
+    seed: int,
+    horizon: int | None,
+    stop_at_race: bool,
+    stratify: bool,
+    randomize: bool = False,
+    variance_reduction: bool = False,
+    search: Search | None = None,
+) -> np.ndarray:
+    """``(N * len(trial), 5)`` float64: the value of each trial (trials ``trial`` of a
+    rollout of ``total`` trials) of each afterstate, from its mover's view.
+
+    A trial's dice are a pure function of ``(seed, group, trial)``, so a rollout cut into
+    chunks of trials gives what it gives in one piece.  Without variance reduction a
+    value is the trial's outcome (or the evaluator's judgment where it was cut); with it
+    the luck of every roll is subtracted (see ``RolloutSettings``)."""
+    n = arr.shape[0]
+    t = trial.size
+    rows = n * t
+    waste = evaluator.rules.waste_rule
+    tr = np.tile(trial.astype(np.int64), n)
+    grp = np.repeat(groups.astype(np.uint64), t)
+    streams = grp * np.uint64(total) + tr.astype(np.uint64)
+    blocks = total // 36
+    stratified = (tr < blocks * 36) if stratify else np.zeros(rows, dtype=bool)
+    shift = None
+    if randomize and stratify:
+        # a random rotation of each first roll's second rolls: every second roll is then
+        # equally likely for every trial, so the stratified mean stays unbiased
+        code = pair_dice(seed, grp * np.uint64(36) + (tr % 36).astype(np.uint64), _SHIFT_PLY)
+        shift = (code[:, 0].astype(np.int64) - 1) * 6 + code[:, 1] - 1
+    last = np.repeat(arr, t, axis=0)  # the last mover's afterstate
+    root_moved = np.ones(rows, dtype=bool)  # did the root's mover make the last move
+    result = np.zeros((rows, 5), dtype=np.float64)
+    luck = np.zeros((rows, 5), dtype=np.float64)  # the root's luck so far (its view)
+    done, p_done = exact_finished(last)
+    result[done] = p_done[done]
+    alive = ~done
+    judge = np.zeros(rows, dtype=bool)  # rows the evaluator answers where they stand
+    if stop_at_race:
+        judge = alive & race_flags(last)
+        alive &= ~judge
+    limit = _MAX_PLIES if horizon is None else horizon
+    for ply in range(1, limit + 1):
+        idx = np.flatnonzero(alive)
+        if idx.size == 0:
+            break
+        dice = pair_dice(seed, streams[idx], ply)
+        if ply <= 2:
+            strat = stratified[idx]
+            if strat.any():
+                sub = idx[strat]
+                dice[strat] = _stratified_dice(
+                    tr[sub], ply, blocks, None if shift is None else shift[sub]
+                )
+        boards = flip_boards(last[idx])
+        if variance_reduction:
+            uniq, inverse = _unique_rows(boards)
+            plays, probs = _all_roll_plays(evaluator, uniq, waste)
+            mean = np.einsum("bkf,k->bf", probs, ROLL_WEIGHTS)
+            code = _dice_codes(dice)
+            delta = probs[inverse, code] - mean[inverse]  # the roller's luck, its view
+            roller_is_root = ~root_moved[idx]
+            luck[idx] += np.where(roller_is_root[:, None], delta, _swap_delta(delta))
+            if search is None:
+                chosen = plays[inverse, code]
+            else:
+                chosen = _chosen_plays(evaluator, boards, dice, waste, search)
+        else:
+            chosen = _chosen_plays(evaluator, boards, dice, waste, search)
+        last[idx] = chosen
+        root_moved[idx] = ~root_moved[idx]
+        over, p_over = exact_finished(chosen)
+        if over.any():
+            fin = idx[over]
+            p = p_over[over].astype(np.float64)
+            result[fin] = np.where(root_moved[fin, None], p, swap_sides(p))
+            alive[fin] = False
+        if stop_at_race:
+            live = idx[~over]
+            raced = live[race_flags(last[live])]
+            judge[raced] = True
+            alive[raced] = False
+    judge |= alive  # cut by the horizon
+    idx = np.flatnonzero(judge)
+    if idx.size:
+        p = np.asarray(evaluator.probabilities(last[idx]), dtype=np.float64)
+        result[idx] = np.where(root_moved[idx, None], p, swap_sides(p))
+    return result - luck
+
+
+def _check_groups(groups: np.ndarray | None, arr: np.ndarray) -> np.ndarray:
+    groups = board_groups(arr) if groups is None else np.asarray(groups)
+    if groups.shape != (arr.shape[0],):
+        raise ValueError(f"groups must have shape ({arr.shape[0]},), got {groups.shape}")
+    return groups
+
+
+def _check_trials(trials: object) -> int:
+    if isinstance(trials, bool) or not isinstance(trials, int | np.integer) or trials < 1:
+        raise ValueError(f"trials must be an integer >= 1, got {trials!r}")
+    return int(trials)
 
 
 def rollout(
@@ -94,65 +289,161 @@ def rollout(
 
     ``groups`` (default: ``board_groups``) names each row's dice streams; see the module
     docstring for ``horizon``, ``stop_at_race`` and ``stratify`` (which stratifies the
-    trials of whole blocks of 36; any remainder draws its dice).
+    trials of whole blocks of 36; any remainder draws its dice).  ``rollout_values``
+    gives each trial's value, with standard errors, variance reduction and 1-ply play.
     """
     arr = check_afterstates(afterstates)
     n = arr.shape[0]
-    if isinstance(trials, bool) or not isinstance(trials, int | np.integer) or trials < 1:
-        raise ValueError(f"trials must be an integer >= 1, got {trials!r}")
+    trials = _check_trials(trials)
     if horizon is not None and horizon < 0:
         raise ValueError(f"horizon must be >= 0 or None (to the end), got {horizon}")
-    groups = board_groups(arr) if groups is None else np.asarray(groups)
-    if groups.shape != (n,):
-        raise ValueError(f"groups must have shape ({n},), got {groups.shape}")
-    trials = int(trials)
-    waste = evaluator.rules.waste_rule
-    rows = n * trials
-    trial = np.tile(np.arange(trials, dtype=np.int64), n)
-    streams = np.repeat(groups.astype(np.uint64), trials) * np.uint64(trials) + trial.astype(
-        np.uint64
+    groups = _check_groups(groups, arr)
+    values = _trial_values(
+        evaluator,
+        arr,
+        groups,
+        np.arange(trials, dtype=np.int64),
+        total=trials,
+        seed=seed,
+        horizon=horizon,
+        stop_at_race=stop_at_race,
+        stratify=stratify,
     )
-    stratified = (trial < (trials // 36) * 36) if stratify else np.zeros(rows, dtype=bool)
-    last = np.repeat(arr, trials, axis=0)  # the last mover's afterstate
-    root_moved = np.ones(rows, dtype=bool)  # did the root's mover make the last move
-    result = np.zeros((rows, 5), dtype=np.float32)
-    done, p_done = exact_finished(last)
-    result[done] = p_done[done]
-    alive = ~done
-    judge = np.zeros(rows, dtype=bool)  # rows the evaluator answers where they stand
-    if stop_at_race:
-        judge = alive & race_flags(last)
-        alive &= ~judge
-    limit = _MAX_PLIES if horizon is None else horizon
-    for ply in range(1, limit + 1):
-        idx = np.flatnonzero(alive)
-        if idx.size == 0:
-            break
-        dice = pair_dice(seed, streams[idx], ply)
-        if ply <= 2:
-            strat = stratified[idx]
-            if strat.any():
-                dice[strat] = _stratified_dice(trial[idx[strat]], ply, trials // 36)
-        chosen, _ = greedy_plays(evaluator, flip_boards(last[idx]), dice, waste)
-        last[idx] = chosen
-        root_moved[idx] = ~root_moved[idx]
-        over, p_over = exact_finished(chosen)
-        if over.any():
-            fin = idx[over]
-            p = p_over[over]
-            result[fin] = np.where(root_moved[fin, None], p, swap_sides(p))
-            alive[fin] = False
-        if stop_at_race:
-            live = idx[~over]
-            raced = live[race_flags(last[live])]
-            judge[raced] = True
-            alive[raced] = False
-    judge |= alive  # cut by the horizon
-    idx = np.flatnonzero(judge)
-    if idx.size:
-        p = evaluator.probabilities(last[idx])
-        result[idx] = np.where(root_moved[idx, None], p, swap_sides(p))
-    return result.reshape(n, trials, 5).mean(axis=1).astype(np.float32)
+    return values.reshape(n, trials, 5).mean(axis=1).astype(np.float32)
+
+
+# --------------------------------------------------------------------------------------
+# rollouts with standard errors: settings, per-trial values, estimates
+
+
+VARIANCE_REDUCTION_METHOD = (
+    "luck: every roll's luck (the 0-ply value of the rolled position after its best "
+    "play minus the mean over the 21 rolls) is subtracted from the trial's result"
+)
+PLAY_PLIES = (0, 1)
+"""Checker-play depths inside a rollout (2-ply play would cost seconds per trial)."""
+
+
+@dataclass(frozen=True)
+class RolloutSettings:
+    """How a rollout is played; stated in every answer (``to_dict``).
+
+    * ``trials``, ``seed``: games per position and the dice seed (a trial's dice are a
+      pure function of seed, position and trial number, so results are reproducible and
+      independent of chunking and workers);
+    * ``truncation``: plies played before the evaluator judges the position (None: to
+      the end of the game);
+    * ``stop_at_race``: a trial that reaches a no-contact race is judged there by the
+      evaluator (the bear-off database where it applies, else the race net);
+    * ``variance_reduction``: luck-based variance reduction.  Before every roll the
+      0-ply value of each of the 21 rolls (its best play) is computed; the rolled one
+      minus their mean is that roll's luck, and the trial's value is its result minus
+      the sum of all its luck (from the root's view).  Each luck term has mean zero
+      given everything before it (the roll is uniform, or its stratum is balanced), so
+      the mean stays unbiased whatever the evaluator's errors; only the variance shrinks
+      (to nothing where the evaluator is exact);
+    * ``stratify``: the first two rolls are stratified over blocks of 36 trials (see
+      ``rollout``), the second rolls rotated at random per first roll so that the mean
+      stays unbiased.  Standard errors are the plain ones over trials: stratification
+      only lowers the true error, so they err on the safe side;
+    * ``ply``: checker play inside the rollout, 0-ply or 1-ply (``nard_rl.search``).
+    """
+
+    trials: int = 1296
+    seed: int = 0
+    truncation: int | None = None
+    stop_at_race: bool = False
+    variance_reduction: bool = True
+    stratify: bool = True
+    ply: int = 0
+
+    def __post_init__(self) -> None:
+        _check_trials(self.trials)
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise ValueError(f"seed must be an integer >= 0, got {self.seed!r}")
+        t = self.truncation
+        if t is not None and (isinstance(t, bool) or not isinstance(t, int) or t < 0):
+            raise ValueError(f"truncation must be an integer >= 0 or null (to the end), got {t!r}")
+        for name in ("stop_at_race", "variance_reduction", "stratify"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
+        if isinstance(self.ply, bool) or self.ply not in PLAY_PLIES:
+            raise ValueError(f"rollout ply must be 0 or 1, got {self.ply!r}")
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "trials": self.trials,
+            "seed": self.seed,
+            "truncation": self.truncation,
+            "stop_at_race": self.stop_at_race,
+            "variance_reduction": self.variance_reduction,
+            "stratified": self.stratify,
+            "ply": self.ply,
+        }
+        if self.variance_reduction:
+            out["variance_reduction_method"] = VARIANCE_REDUCTION_METHOD
+        return out
+
+
+def rollout_values(
+    evaluator: Evaluator,
+    afterstates: np.ndarray,
+    settings: RolloutSettings,
+    *,
+    groups: np.ndarray | None = None,
+    trials: slice | None = None,
+    search: Search | None = None,
+) -> np.ndarray:
+    """``(N, T, 5)`` float64: each trial's value for each afterstate (mover's view,
+    opponent to roll): the trials ``trials`` (default: all) of the rollout ``settings``
+    describes.  ``search`` is the 1-ply search for ``settings.ply`` 1 (built when not
+    given; pass one to keep its cache between chunks)."""
+    arr = check_afterstates(afterstates)
+    groups = _check_groups(groups, arr)
+    lo, hi, _ = (trials or slice(0, settings.trials)).indices(settings.trials)
+    ids = np.arange(lo, max(lo, hi), dtype=np.int64)
+    if settings.ply == 1 and search is None:
+        search = Search(evaluator)
+    values = _trial_values(
+        evaluator,
+        arr,
+        groups,
+        ids,
+        total=settings.trials,
+        seed=settings.seed,
+        horizon=settings.truncation,
+        stop_at_race=settings.stop_at_race,
+        stratify=settings.stratify,
+        randomize=True,
+        variance_reduction=settings.variance_reduction,
+        search=search if settings.ply == 1 else None,
+    )
+    return values.reshape(arr.shape[0], ids.size, 5)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A rollout's mean and its standard error (None with a single trial)."""
+
+    mean: float
+    se: float | None
+
+    @classmethod
+    def of(cls, samples: np.ndarray) -> Estimate:
+        x = np.asarray(samples, dtype=np.float64).reshape(-1)
+        se = float(x.std(ddof=1) / np.sqrt(x.size)) if x.size > 1 else None
+        return cls(float(x.mean()), se)
+
+
+def consistent_probs(p: np.ndarray) -> np.ndarray:
+    """Five mean probabilities clipped to a consistent set (0 <= backgammon <= gammon <=
+    win <= 1 on each side): means of variance-reduced trials may stray by their noise."""
+    win = float(np.clip(p[0], 0.0, 1.0))
+    wg = float(np.clip(p[1], 0.0, win))
+    wbg = float(np.clip(p[2], 0.0, wg))
+    lg = float(np.clip(p[3], 0.0, 1.0 - win))
+    lbg = float(np.clip(p[4], 0.0, lg))
+    return np.array([win, wg, wbg, lg, lbg], dtype=np.float64)
 
 
 def pre_roll_rollout(
