@@ -20,7 +20,9 @@ take a seat without Python bindings.  Protocol, one JSON object a line each way:
   (the opponent, on roll, has doubled) gets ``take`` or ``pass``; ``"resignation":
   "single" | "gammon" | "backgammon"`` gets ``accept`` or ``reject``, the same as the
   server's ``POST /v1/action``;
-* a line that cannot be answered gets ``{"error": "..."}`` and the stream goes on.
+* a line that cannot be answered gets ``{"error": "..."}`` and the stream goes on,
+  whatever it holds (invalid UTF-8, JSON nested a thousand deep, an integer of thousands
+  of digits: ``nard_rl.server.jsonl``).
 
 Every answer is flushed at once; the agent runs until stdin closes.  A failure of the
 player itself (a ``RuntimeError`` or ``OSError``: gnubg died, a net answered nonsense) is
@@ -32,10 +34,11 @@ than answering every later line with the same error.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import IO, Any
 
 import numpy as np
 
@@ -46,9 +49,9 @@ from nard_rl.commands.common import (
 )
 from nard_rl.engine.movegen import legal_afterstates
 from nard_rl.engine.movetext import format_steps
-from nard_rl.engine.position import PositionError
 from nard_rl.engine.rules import RuleSet, get_rules
 from nard_rl.players.base import Player, is_checkpoint_spec, make_player
+from nard_rl.server.jsonl import serve_lines
 
 NAME = "agent"
 HELP = "Engine mode: read {board, dice} JSON lines on stdin, answer each with a chosen play."
@@ -81,7 +84,10 @@ def answer_request(request: dict[str, Any], player: Player, rules: RuleSet) -> d
         return agent_decision(request, player, rules)
     position = position_from_request(request)
     d1, d2 = dice_from_request(request)
-    ruleset = get_rules(request["rules"]) if "rules" in request else rules
+    name = request.get("rules")
+    if name is not None and not isinstance(name, str):
+        raise ValueError(f'"rules" must be "standard" or "mars", got {type(name).__name__}')
+    ruleset = get_rules(name) if name is not None else rules
     board = np.array(position.board, dtype=np.int8)
     afters, steps = legal_afterstates(board, d1, d2, ruleset.waste_rule)
     if afters.shape[0] == 0:
@@ -108,16 +114,21 @@ BACKEND_ERRORS = (RuntimeError, OSError)
 """Failures of the player rather than of the request line (module docstring)."""
 
 
+EXPECTED = (
+    'a JSON object with "board" (26 integers, the mover\'s view), "position_id" or "xgid", '
+    'and "dice" ([d1, d2]), or a cube question (no "dice", "doubled" or "resignation")'
+)
+"""What a request line must be (said in every error about its shape)."""
+
+
 def answer_line(line: str, player: Player, rules: RuleSet) -> dict[str, Any]:
     """One request line to its answer; a malformed or illegal request becomes
-    ``{"error": ...}``.  Player failures (``BACKEND_ERRORS``) propagate to ``serve``."""
-    try:
-        request = json.loads(line)
-        if not isinstance(request, dict):
-            raise PositionError("each line must be a JSON object")
-        return answer_request(request, player, rules)
-    except (ValueError, KeyError, TypeError) as exc:
-        return {"error": str(exc) or type(exc).__name__}
+    ``{"error": ...}``.  Player failures (``BACKEND_ERRORS``) propagate."""
+    out = io.StringIO()
+    answer = lambda r: answer_request(r, player, rules)  # noqa: E731
+    serve_lines(io.StringIO(line), out, answer, EXPECTED, fatal=BACKEND_ERRORS)
+    text = out.getvalue()
+    return json.loads(text) if text else {"error": f"the line is empty; expected {EXPECTED}"}
 
 
 class BackendFailed(Exception):
@@ -125,34 +136,40 @@ class BackendFailed(Exception):
 
 
 def serve(
-    stdin: TextIO,
-    stdout: TextIO,
+    stdin: IO[Any],
+    stdout: IO[str],
     player: Player,
     rules: RuleSet,
     restart: Callable[[], Player] | None = None,
 ) -> Player:
     """Answer lines until stdin closes; returns the player in use at the end (a restart
-    replaces it).  A player failure restarts it once through ``restart`` and retries the
-    line; a second failure (or no ``restart``) raises ``BackendFailed``."""
-    for line in stdin:
-        if not line.strip():
-            continue
+    replaces it).  Every line gets an answer (``nard_rl.server.jsonl``); a failure of the
+    player itself restarts it once through ``restart`` and retries the line; a second
+    failure (or no ``restart``) raises ``BackendFailed``."""
+    current = player
+
+    def answer(request: dict[str, Any]) -> dict[str, Any]:
+        nonlocal current
         try:
-            answer = answer_line(line, player, rules)
+            return answer_request(request, current, rules)
+        except RecursionError:
+            raise  # the request's fault (it nests too deeply), answered as an error
         except BACKEND_ERRORS as exc:
             if restart is None:
                 raise BackendFailed(f"the player failed: {exc}") from exc
-            player.close()
+            current.close()
             try:
-                player = restart()
-                answer = answer_line(line, player, rules)
+                current = restart()
+                return answer_request(request, current, rules)
+            except RecursionError:
+                raise
             except BACKEND_ERRORS as again:
                 raise BackendFailed(
                     f"the player failed ({exc}) and again after a restart ({again})"
                 ) from again
-        stdout.write(json.dumps(answer, separators=(",", ":")) + "\n")
-        stdout.flush()
-    return player
+
+    serve_lines(stdin, stdout, answer, EXPECTED, fatal=(BackendFailed,))
+    return current
 
 
 def run(args: argparse.Namespace) -> int:

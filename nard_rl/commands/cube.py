@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,6 +26,7 @@ from nard_rl.cube import (
 from nard_rl.engine.position import Position, PositionError
 from nard_rl.engine.rules import get_rules
 from nard_rl.met import MatchScore
+from nard_rl.server.jsonl import serve_lines
 
 if TYPE_CHECKING:  # nard_rl.cubeful imports torch: only inside the functions that need it
     from nard_rl.cubeful import CubeAdvisor
@@ -150,19 +151,17 @@ def answer(decision: CubeDecision, probs: np.ndarray) -> dict[str, Any]:
     }
 
 
-def answer_line(line: str, advisor: CubeAdvisor) -> dict[str, Any]:
-    """The answer to one request line, or ``{"error": ...}`` naming what is wrong."""
-    try:
-        try:
-            request = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"invalid JSON: {exc}") from None
-        if not isinstance(request, dict):
-            raise ValueError("each line must be a JSON object")
-        position, cube, match, jacoby = request_state(request)
-        probs, decision, ply = evaluate(position, cube, match, advisor, jacoby=jacoby)
-    except (ValueError, KeyError, TypeError) as exc:  # JSONDecodeError is a ValueError
-        return {"error": str(exc)}
+EXPECTED = (
+    'a JSON object with "board" (26 integers, the mover\'s view), "position_id" or "xgid", '
+    'and optional "cube", "match" and "jacoby"'
+)
+"""What a ``--jsonl`` line must be (said in every error about its shape)."""
+
+
+def answer_request(request: dict[str, Any], advisor: CubeAdvisor) -> dict[str, Any]:
+    """The answer to one parsed request (``ValueError`` names what is wrong)."""
+    position, cube, match, jacoby = request_state(request)
+    probs, decision, ply = evaluate(position, cube, match, advisor, jacoby=jacoby)
     games = rolled_out(advisor, position, ply)
     return {**answer(decision, probs), "ply": ply, "rollout": games}
 
@@ -176,12 +175,9 @@ def rolled_out(advisor: CubeAdvisor, position: Position, ply: int) -> int:
     return advisor.rollout_trials
 
 
-def serve_jsonl(stdin: TextIO, stdout: TextIO, advisor: CubeAdvisor) -> None:
-    for line in stdin:
-        if not line.strip():
-            continue
-        stdout.write(json.dumps(answer_line(line, advisor), separators=(",", ":")) + "\n")
-        stdout.flush()
+def serve_jsonl(stdin: IO[Any], stdout: IO[str], advisor: CubeAdvisor) -> None:
+    """Answer request lines until stdin closes; every line gets one answer line."""
+    serve_lines(stdin, stdout, lambda request: answer_request(request, advisor), EXPECTED)
 
 
 def _describe(cube: CubeState, match: MatchScore | None) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, TextIO
+from typing import IO, Any
 
 from nard_rl.commands.common import (
     add_position_arguments,
@@ -15,6 +15,7 @@ from nard_rl.commands.common import (
 )
 from nard_rl.engine.position import Position, PositionError
 from nard_rl.engine.rules import get_rules
+from nard_rl.server.jsonl import serve_lines
 
 NAME = "moves"
 HELP = "List the legal plays of a position and roll (or answer JSON lines with --jsonl)."
@@ -31,27 +32,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def answer_line(line: str) -> dict[str, Any]:
-    """One JSONL request to its answer; every failure becomes ``{"error": ...}``."""
-    try:
-        request = json.loads(line)
-        if not isinstance(request, dict):
-            raise PositionError("each line must be a JSON object")
-        position = position_from_request(request)
-        d1, d2 = dice_from_request(request)
-        rules = get_rules(request.get("rules", "standard"))
-        plays = position.plays(d1, d2, rules)
-        return {"plays": [{"move": p.move, "board": list(p.board)} for p in plays]}
-    except (ValueError, KeyError, TypeError) as exc:
-        return {"error": str(exc) or type(exc).__name__}
+EXPECTED = (
+    'a JSON object with "board" (26 integers, the mover\'s view), "position_id" or "xgid", '
+    'and "dice" ([d1, d2])'
+)
+"""What a ``--jsonl`` line must be (said in every error about its shape)."""
 
 
-def serve_jsonl(stdin: TextIO, stdout: TextIO) -> None:
-    for line in stdin:
-        if not line.strip():
-            continue
-        stdout.write(json.dumps(answer_line(line), separators=(",", ":")) + "\n")
-        stdout.flush()
+def answer_request(request: dict[str, Any]) -> dict[str, Any]:
+    """The legal plays of one parsed request (``ValueError`` names what is wrong)."""
+    position = position_from_request(request)
+    d1, d2 = dice_from_request(request)
+    rules = request.get("rules", "standard")
+    if not isinstance(rules, str):
+        raise PositionError(f'"rules" must be "standard" or "mars", got {rules!r}')
+    plays = position.plays(d1, d2, get_rules(rules))
+    return {"plays": [{"move": p.move, "board": list(p.board)} for p in plays]}
+
+
+def serve_jsonl(stdin: IO[Any], stdout: IO[str]) -> None:
+    """Answer request lines until stdin closes; every line gets one answer line."""
+    serve_lines(stdin, stdout, answer_request, EXPECTED)
 
 
 def run(args: argparse.Namespace) -> int:

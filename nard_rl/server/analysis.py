@@ -30,6 +30,7 @@ from nard_rl.engine.rules import RuleSet, get_rules
 from nard_rl.evaluator import Evaluator, load_evaluator
 from nard_rl.met import MatchScore
 from nard_rl.search import MAX_PLY, Search
+from nard_rl.server.jsonl import shown
 from nard_rl.server.state import DecisionState
 
 Utility = Callable[[np.ndarray], np.ndarray]
@@ -360,7 +361,7 @@ def _next_id(after: list[int]) -> str:
 
 def check_ply(ply: object) -> int:
     if isinstance(ply, bool) or not isinstance(ply, int) or not 0 <= ply <= MAX_PLY:
-        raise PositionError(f'"ply" must be an integer in 0..{MAX_PLY}, got {ply!r}')
+        raise PositionError(f'"ply" must be an integer in 0..{MAX_PLY}, got {shown(ply)}')
     return ply
 
 

@@ -8,11 +8,11 @@ cannot be answered gets ``{"error": "..."}`` naming the problem, and the stream 
 
 from __future__ import annotations
 
-import json
-from typing import Any, TextIO
+from typing import IO, Any
 
 from nard_rl.server.analysis import Analyzer, check_ply
-from nard_rl.server.state import state_from_request
+from nard_rl.server.jsonl import serve_lines, shown
+from nard_rl.server.state import HINT_EXPECTED, state_from_request
 
 _EXTRA = ("ply", "top")
 
@@ -22,12 +22,12 @@ def hint_answer(
 ) -> dict[str, Any]:
     """The answer to one parsed request (raises ``ValueError`` naming the problem)."""
     if not isinstance(request, dict):
-        raise ValueError("each line must be a JSON object")
+        raise ValueError(f"expected {HINT_EXPECTED}")
     ply = request.get("ply")
     ply = analyzer.ply if ply is None else check_ply(ply)
     n = request.get("top", top)
     if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
-        raise ValueError(f'"top" must be a positive integer, got {n!r}')
+        raise ValueError(f'"top" must be a positive integer, got {shown(n)}')
     state = state_from_request({k: v for k, v in request.items() if k not in _EXTRA}, default_rules)
     out: dict[str, Any] = {
         "position_id": state.position.position_id(),
@@ -41,34 +41,18 @@ def hint_answer(
     return out
 
 
-def hint_line(
-    analyzer: Analyzer, line: str, default_rules: str = "standard", top: int | None = None
-) -> dict[str, Any]:
-    """One request line to its answer; every failure becomes ``{"error": ...}``."""
-    try:
-        request = json.loads(line)
-    except json.JSONDecodeError as exc:
-        return {"error": f"the line is not valid JSON: {exc}"}
-    try:
-        return hint_answer(analyzer, request, default_rules, top)
-    except (ValueError, KeyError, TypeError) as exc:
-        return {"error": str(exc) or type(exc).__name__}
-
-
 def serve_hint_lines(
-    stdin: TextIO,
-    stdout: TextIO,
+    stdin: IO[Any],
+    stdout: IO[str],
     analyzer: Analyzer,
     default_rules: str = "standard",
     top: int | None = None,
 ) -> None:
-    """Answer until stdin closes, one flushed line per non-empty request line."""
-    for line in stdin:
-        if not line.strip():
-            continue
-        answer = hint_line(analyzer, line, default_rules, top)
-        stdout.write(json.dumps(answer, separators=(",", ":")) + "\n")
-        stdout.flush()
+    """Answer until stdin closes, one flushed line per non-empty request line
+    (``nard_rl.server.jsonl``: whatever a line holds, it gets an answer)."""
+    serve_lines(
+        stdin, stdout, lambda r: hint_answer(analyzer, r, default_rules, top), HINT_EXPECTED
+    )
 
 
 _AGENT_ANALYZERS: dict[int, Analyzer] = {}

@@ -35,6 +35,13 @@ if TYPE_CHECKING:  # imported where used: `nard moves` reads requests and starts
 
 POSITION_FIELDS = ("board", "position_id", "xgid", "gnubg_id")
 
+POSITION_EXPECTED = (
+    'a JSON object with a position: "board" (26 integers, the mover\'s view), '
+    '"position_id", "xgid" or "gnubg_id"'
+)
+"""What a request must be, said by every error about its shape (HTTP and JSON lines)."""
+HINT_EXPECTED = POSITION_EXPECTED + ', and "dice" ([d1, d2]; absent for the cube analysis)'
+
 
 def dice_from_request(request: dict[str, Any]) -> tuple[int, int]:
     """The ``"dice"`` of a request: two integers in 1..6 (``true`` is not a die)."""
@@ -123,7 +130,7 @@ def state_from_request(
     from nard_rl.engine.ids import decode_gnubg_id, decode_xgid
 
     if not isinstance(request, dict):
-        raise PositionError("the request must be a JSON object")
+        raise PositionError(f"expected {POSITION_EXPECTED}")
     given = [f for f in POSITION_FIELDS if request.get(f) is not None]
     if len(given) != 1:
         raise PositionError(
