@@ -212,6 +212,8 @@ def test_options_position_eval_and_status(session: Session) -> None:
     assert s.send("setoption name Rules value mars") == ["readyok"]
     assert s.send("status")[0].startswith("status idle ply 1 rules mars")
     assert s.send("go") == ["roll"]  # no cube under mars (R28)
+    doubled = s.send(xgid(race({1: 2}, {6: 2}), doubled=True))
+    assert doubled == ["sorry the mars rule set has no doubling cube (R28)"]
 
 
 def test_rollout_reports_and_result(session: Session) -> None:

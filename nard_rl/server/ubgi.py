@@ -144,6 +144,8 @@ def parse_position(text: str, rules: str) -> Decision:
             raise UbgiError("beavers and raccoons are not played here (R24)")
         state = state_from_request({"xgid": text, "rules": ruleset.name})
         doubled = info.cube_action == "D"
+        if doubled and not ruleset.cube:
+            raise UbgiError(f"the {ruleset.name} rule set has no doubling cube (R28)")
         may = (
             ruleset.cube
             and not doubled
