@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import random
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
@@ -20,12 +21,14 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
 
-from nard_rl.config import to_train_config
+from nard_rl.config import TrainConfig, to_train_config
 from nard_rl.distributed import (
+    DistContext,
     init_distributed,
     rank_rng,
     restore_rngs,
     rng_checkpoint,
+    torchrun_env,
     weights_digest,
 )
 from nard_rl.encoding import get_encoding
@@ -33,6 +36,7 @@ from nard_rl.engine.rules import get_rules
 from nard_rl.evaluation import play_match
 from nard_rl.network import NetSpec, load_checkpoint, save_checkpoint
 from nard_rl.progress import progress_bar
+from nard_rl.runlock import RunLock, refuse_existing
 from nard_rl.selfplay import SelfPlay
 
 LAST = "last.pt"
@@ -63,18 +67,53 @@ def _init_weights(net: torch.nn.Module, spec: NetSpec, init: str, verbose: bool)
         print(f"initial weights from {path} ({other.rules} rules, {int(ckpt['games']):,} games)")
 
 
+def claim_run(run: Path, conf: Mapping[str, Any]) -> RunLock | None:
+    """Make ``run`` this job's: refuse a fresh start (no ``resume``) over a run that has a
+    checkpoint, then take the run's lock (rank 0 of a torchrun job: the one that writes).
+
+    ``nard train`` calls it before Hydra writes into the run directory, ``train`` again
+    (the lock is re-entrant); returns the lock to release, None on the other ranks."""
+    if not conf.get("resume"):
+        refuse_existing(run, run / "checkpoints" / LAST, how_to_resume="resume=auto")
+    if torchrun_env()[0] != 0:
+        return None
+    return RunLock(run).acquire()
+
+
 def train(cfg: Any, run_dir: str | Path | None = None) -> Path:
     """Train per ``cfg`` (a ``TrainConfig``, its OmegaConf form or a dict); returns the last
     checkpoint.  The loop reads the typed config (``config.to_train_config``); the plain
-    dict form is what checkpoints and logs record."""
+    dict form is what checkpoints and logs record.
+
+    The run directory is claimed first (``claim_run``): a run name that already holds a
+    checkpoint needs ``resume=auto`` (or a checkpoint path), and a second process on the
+    same name is refused while the first runs."""
     c = to_train_config(cfg)
+    run = Path(run_dir) if run_dir is not None else Path(c.out_dir) / c.name
+    lock = claim_run(run, {"resume": c.resume})
+    try:
+        run.mkdir(parents=True, exist_ok=True)
+        # under torchrun: this rank's device and process group (one process: a no-op)
+        ctx = init_distributed(c.device)
+        try:
+            last = _train(c, run, ctx)
+        except BaseException:
+            # no collectives on the error path: the peers may wait in another collective
+            # or be gone already; leaving the group ends their wait with an error, and
+            # torchrun stops the job
+            ctx.close(sync=False)
+            raise
+        ctx.close()
+        return last
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _train(c: TrainConfig, run: Path, ctx: DistContext) -> Path:
     conf = _plain(c)
     tr = c.trainer
-    run = Path(run_dir) if run_dir is not None else Path(c.out_dir) / c.name
-    run.mkdir(parents=True, exist_ok=True)
     ckpt_dir = run / "checkpoints"
-    # under torchrun: this rank's device and process group (one process: a no-op context)
-    ctx = init_distributed(c.device)
     device = ctx.device
     if tr.threads:
         torch.set_num_threads(tr.threads)
@@ -199,6 +238,7 @@ def train(cfg: Any, run_dir: str | Path | None = None) -> Path:
     g_log = games_done
     loss_acc, n_acc = 0.0, 0
     net.train()
+    failed = True
     try:
         while games_done < total:
             for group in opt.param_groups:
@@ -228,9 +268,13 @@ def train(cfg: Any, run_dir: str | Path | None = None) -> Path:
             if next_eval is not None and games_done >= next_eval and games_done < total:
                 evaluate(tr.eval_games, "periodic")
                 next_eval += tr.eval_every
+        failed = False
     finally:
         bar.close()
-        last = checkpoint()
+        # one process saves what it has on any exit (an interrupt keeps its games); ranks
+        # of a job that failed save nothing: the checkpoint's gathers are collectives
+        if not (failed and ctx.enabled):
+            last = checkpoint()
     final_ppg = None
     if tr.final_eval_games:
         final_ppg = evaluate(tr.final_eval_games, "final")
@@ -247,5 +291,4 @@ def train(cfg: Any, run_dir: str | Path | None = None) -> Path:
     writer.close()
     if ctx.is_main:
         print(f"checkpoint: {last}")
-    ctx.close()
     return last

@@ -368,7 +368,9 @@ def test_tiny_pipeline_end_to_end_and_resume(tmp_path: Path, capsys: pytest.Capt
     assert best["extra"]["history"][-1]["stage"] in ("gate", "init")
     mtime = (run / "gen_001" / "candidate.pt").stat().st_mtime_ns
     capsys.readouterr()
-    assert main(args) == 0  # finished: nothing is redone
+    with pytest.raises(SystemExit, match="already holds a run"):  # a fresh start: refused
+        main(args)
+    assert main([*args, "resume=auto"]) == 0  # finished: nothing is redone
     assert (run / "gen_001" / "candidate.pt").stat().st_mtime_ns == mtime
     assert "fitting" not in capsys.readouterr().out
 

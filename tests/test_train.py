@@ -249,3 +249,82 @@ def test_the_loop_reads_a_typed_config_and_refuses_bad_fields_by_name() -> None:
         to_train_config({"trainer": {"optimizer": "rmsprop"}})
     with pytest.raises(ValueError, match="td_lambda"):
         to_train_config({"trainer": {"td_lambda": 1.5}})
+
+
+# -- run directories: no fresh start over a run, one writer at a time -------------------
+
+
+def _tree_digest(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+CLI_RUN = [
+    "train",
+    "name=r",
+    "trainer=smoke",
+    "trainer.games=30",
+    "trainer.eval_every=0",
+    "trainer.final_eval_games=0",
+    "model.hidden=[8]",
+]
+
+
+def test_a_fresh_train_over_a_run_refuses_and_leaves_its_files_byte_identical(
+    tmp_path: Path,
+) -> None:
+    from nard_rl.cli import main
+
+    args = [*CLI_RUN, f"out_dir={tmp_path}"]
+    assert main(args) == 0
+    run = tmp_path / "r"
+    before = _tree_digest(run)
+    assert "checkpoints/last.pt" in before and "hydra/overrides.yaml" in before
+    with pytest.raises(SystemExit, match=r"already holds a run .* resume=auto"):
+        main([*args, "trainer.games=60"])  # other settings: Hydra would rewrite its files
+    assert _tree_digest(run) == before
+    with pytest.raises(RuntimeError, match="already holds a run"):  # the Python API too
+        train(_smoke_cfg(tmp_path, 60, final_eval_games=0), run_dir=run)
+    assert _tree_digest(run) == before
+    assert main([*args, "trainer.games=40", "resume=auto"]) == 0
+    assert load_checkpoint(run / "checkpoints" / "last.pt")["games"] >= 40
+    assert not (run / "run.lock").exists()  # released at the end
+
+
+@pytest.mark.slow
+def test_a_second_trainer_on_a_run_in_use_refuses_and_a_killed_ones_lock_is_taken_over(
+    tmp_path: Path,
+) -> None:
+    """Two trainers on one name: while the first runs, the second (even with resume=auto)
+    is refused by the lock, naming the owner; after a kill -9 of the first, its stale lock
+    is taken over and the run resumed."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "nard_rl",
+        *CLI_RUN[:4],
+        "trainer.games=1000000",
+        *CLI_RUN[5:],
+        f"out_dir={tmp_path}",
+        "trainer.checkpoint_every=20",
+    ]
+    first = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    run = tmp_path / "r"
+    last = run / "checkpoints" / "last.pt"
+    try:
+        deadline = time.time() + 240
+        while time.time() < deadline and not last.exists() and first.poll() is None:
+            time.sleep(0.2)
+        assert last.exists(), "the first trainer wrote no checkpoint"
+        cfg = _smoke_cfg(tmp_path, 10**6, final_eval_games=0)
+        cfg.name, cfg.resume = "r", "auto"
+        with pytest.raises(RuntimeError, match=f"in use by pid {first.pid} on "):
+            train(cfg)
+    finally:
+        first.kill()
+        first.wait()
+    games = load_checkpoint(last)["games"]
+    cfg = _smoke_cfg(tmp_path, games + 20, final_eval_games=0)
+    cfg.name, cfg.resume = "r", "auto"
+    cfg.model.hidden = [8]
+    assert load_checkpoint(train(cfg))["games"] >= games + 20
+    assert not (run / "run.lock").exists()

@@ -3,7 +3,9 @@
 Arguments are Hydra overrides, like ``nard train``: ``nard pipeline supervised=tiny``,
 ``nard pipeline name=gen generations=3 label.shards=100``, or one stage of the current
 generation, ``nard pipeline stage=label shard=2 num_shards=4`` (then ``stage=fit``,
-``stage=gate``).  Running the same command again resumes where it stopped.
+``stage=gate``).  Running the same command again with ``resume=auto`` resumes where it
+stopped; without it a name that already holds a run is refused, and so is a second process
+on a run in use.
 """
 
 from __future__ import annotations
@@ -38,10 +40,13 @@ def _main(cfg: DictConfig) -> None:
 def run_hydra(overrides: Sequence[str]) -> int:
     from hydra.core.config_store import ConfigStore
 
+    from nard_rl.runlock import hydra_guard_overrides
     from nard_rl.supervised.pipeline import PipelineConfig
 
     ConfigStore.instance().store(name=SCHEMA, node=PipelineConfig)
-    return run_hydra_app("nard pipeline", "pipeline", _main, overrides)
+    # the run is claimed (refusal, lock) before Hydra writes into it, as in ``nard train``
+    guard = hydra_guard_overrides("nard_rl.supervised.pipeline:claim_run")
+    return run_hydra_app("nard pipeline", "pipeline", _main, [*overrides, *guard])
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,7 +1,9 @@
 """``nard train``: the Hydra app of ``scripts/train.py``, reachable from the CLI.
 
 Arguments are Hydra overrides (``nard train trainer.games=100000 model=mlp160
-resume=auto``), so the CLI and the script accept exactly the same configuration.
+resume=auto``), so the CLI and the script accept exactly the same configuration.  A run
+name that already holds a checkpoint is continued only with ``resume=auto``; without it,
+and while another process trains under the name, the command refuses and changes nothing.
 """
 
 from __future__ import annotations
@@ -33,9 +35,13 @@ def _main(cfg: DictConfig) -> None:
 
 def run_hydra(overrides: Sequence[str]) -> int:
     from nard_rl.config import register_configs
+    from nard_rl.runlock import hydra_guard_overrides
 
     register_configs()
-    return run_hydra_app("nard train", "train", _main, overrides)
+    # claim the run directory (refuse a fresh start over a run, lock it) before Hydra
+    # saves its config there, so a refused start leaves the run's files as they were
+    guard = hydra_guard_overrides("nard_rl.train:claim_run")
+    return run_hydra_app("nard train", "train", _main, [*overrides, *guard])
 
 
 def run(args: argparse.Namespace) -> int:

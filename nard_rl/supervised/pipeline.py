@@ -11,11 +11,13 @@ On-disk layout of a run (``<out_dir>/<name>/``), which is also its resume state:
   ``gen_NNN.pt`` before it).
 
 Every stage skips what is already on disk, so a killed run is resumed by running the
-same command again.  ``stage=label shard=k num_shards=K`` only labels shard k of K of the
-current generation (for several processes or ranks); ``stage=fit`` and ``stage=gate``
-then finish it.  Under ``torchrun``, ``stage=label`` gives each rank its shards and
-``stage=fit`` fits data-parallel on all ranks (rank 0 writes the candidate); the gate
-runs in one process.  Each stage appends an entry to the checkpoint's ``extra.history`` (the
+same command again with ``resume=auto`` (without it, ``stage=all`` refuses a name that
+holds a run; ``nard_rl.runlock`` also stops two processes sharing one).
+``stage=label shard=k num_shards=K`` only labels shard k of K of the current generation
+(for several processes or ranks); ``stage=fit`` and ``stage=gate`` then finish it.  Under
+``torchrun``, ``stage=label`` gives each rank its shards and ``stage=fit`` fits
+data-parallel on all ranks (rank 0 writes the candidate); the gate runs in one process.
+Each stage appends an entry to the checkpoint's ``extra.history`` (the
 same list TD training keeps its run configs in), so a shipped net tells how it was made.
 """
 
@@ -24,6 +26,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +39,7 @@ from nard_rl.distributed import DistContext, init_distributed, torchrun_env, wei
 from nard_rl.evaluator import load_evaluator
 from nard_rl.io import atomic_write
 from nard_rl.network import NetSpec, load_network, resolve_device, save_checkpoint
+from nard_rl.runlock import RunLock, refuse_existing
 from nard_rl.supervised.dataset import load_dataset, merge_rows
 from nard_rl.supervised.fit import FitConfig, fit, grow_net, load_rows
 from nard_rl.supervised.gate import GateConfig, gate
@@ -97,6 +101,9 @@ class PipelineConfig:
     """torch CPU threads (0: leave torch's default)."""
     progress: bool = True
     """Progress bars on stderr (only shown on a terminal)."""
+    resume: str | None = None
+    """auto: continue the run under ``name`` where it stopped; without it, ``stage=all``
+    on a name that already holds a run (a ``best.pt``) is refused."""
     dataset: str | None = None
     """The lasting dataset folder (``datasets`` in a checkout; see
     ``nard_rl.supervised.dataset``): each generation's shards are kept there once labelled,
@@ -180,11 +187,38 @@ def _log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
+def claim_run(run: Path, conf: Mapping[str, Any]) -> RunLock | None:
+    """Make ``run`` this process's (``nard_rl.runlock``): ``stage=all`` over a run that
+    has begun needs ``resume=auto``; then the run's lock, except for labelling workers
+    (``stage=label`` of several shards or ranks), which share a generation by design and
+    write their own shard files.  Returns the lock to release (None: none taken)."""
+    resume = conf.get("resume")
+    if resume not in (None, "auto"):
+        raise ValueError(f"resume must be auto or unset, got {resume!r}")
+    stage = conf.get("stage", "all")
+    if stage == "all" and not resume:
+        refuse_existing(run, run / BEST, how_to_resume="resume=auto")
+    rank, world, _, _ = torchrun_env()
+    if rank != 0 or (stage == "label" and (world > 1 or int(conf.get("num_shards", 1)) > 1)):
+        return None
+    return RunLock(run).acquire()
+
+
 def run_pipeline(cfg: Any) -> Path:
-    """Run (or resume) the pipeline per ``cfg``; returns the path of the accepted net."""
+    """Run (or resume, with ``resume=auto``) the pipeline per ``cfg``; returns the path of
+    the accepted net."""
     conf = _plain(cfg)
     if conf["stage"] not in STAGES:
         raise ValueError(f"stage must be one of {STAGES}, got {conf['stage']!r}")
+    lock = claim_run(Path(conf["out_dir"]) / conf["name"], conf)
+    try:
+        return _run_claimed(conf)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _run_claimed(conf: dict[str, Any]) -> Path:
     rank, world, _, _ = torchrun_env()
     ctx: DistContext | None = None
     if world > 1:
