@@ -1,11 +1,12 @@
 """Gymnasium environments for Nard, installed as ``nard_rl.envs`` (from the top-level
 ``envs/`` folder, as ``configs/`` and ``checkpoints/`` install under ``nard_rl``).
 
-Importing this package registers the ids, so
-``gymnasium.make("nard_rl.envs:Nard-v0")`` works in a fresh interpreter; importing
-``nard_rl`` registers them too, as soon as Gymnasium is imported (``nard_rl/__init__``),
-so ``import nard_rl`` followed by ``gymnasium.make("Nard-v0")`` works as well.  The
-environment modules load only when an environment is made.
+Importing this package registers the ids, as Gymnasium 1.x packages do:
+``gymnasium.register_envs(nard_rl.envs)`` (which only names the import, so linters keep
+it) and then ``gymnasium.make("Nard-v0")``; or ``gymnasium.make("nard_rl.envs:Nard-v0")``,
+which imports this package itself, in a fresh interpreter.  Nothing else registers them:
+no import hook, so ``import gymnasium`` never depends on this package being installed.
+The environment modules load only when an environment is made.
 
 * ``Nard-v0``: the agent against an opponent player (``opponent="random"`` by default);
 * ``NardSelfPlay-v0``: the same environment with ``opponent="self"``;

@@ -28,7 +28,15 @@ from nard_rl.engine.game import Game, Phase
 from nard_rl.engine.position import BOARD_SIZE
 from nard_rl.engine.rules import RuleSet
 from nard_rl.envs.core import InvalidAction, dice_one_hot
-from nard_rl.envs.nard_env import NardEnv, candidates_info, plays_with_moves
+from nard_rl.envs.nard_env import (
+    RESET_OPTIONS,
+    NardEnv,
+    candidates_info,
+    check_reset_options,
+    check_reset_position,
+    check_score,
+    plays_with_moves,
+)
 from nard_rl.envs.vector import resolve_opponent
 from nard_rl.met import MatchScore
 from nard_rl.players import Player, make_player
@@ -45,6 +53,10 @@ _OWNER_NAMES = ("agent", "opponent")
 _MAX_TURNS = 10_000
 """Turns in one step beyond which the position is taken as a deadlock (both sides closed
 out with checkers on the bar, which no game from the start reaches)."""
+
+
+CUBE_RESET_OPTIONS = RESET_OPTIONS | {"cube_value", "cube_owner", "crawford"}
+"""The keys ``NardCubeEnv.reset(options=...)`` reads."""
 
 
 def _frozen_clock() -> float:
@@ -209,11 +221,12 @@ class NardCubeEnv(NardEnv):
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super(NardEnv, self).reset(seed=seed)
         self._reseed_opponent(seed)
-        opts = options or {}
+        opts = check_reset_options(options, CUBE_RESET_OPTIONS)
         self.game = self._new_game(opts)
         self._passes = self._opponent_plies = 0
-        if opts.get("board") is not None and opts.get("dice") is not None:
-            self._roll(opts["dice"])
+        _, dice = check_reset_position(opts.get("board"), opts.get("dice"))
+        if dice is not None:
+            self._roll(dice[0].tolist())
         self._advance()
         if self.game.is_over:
             raise ValueError("the game ended before the agent's first decision; pick another board")
@@ -280,11 +293,12 @@ class NardCubeEnv(NardEnv):
     def _new_game(self, opts: dict[str, Any]) -> Game:
         """A fresh ``Game`` from the reset options (see the class docstring)."""
         n = self.match_length
-        score = opts.get("score", self.initial_score)
-        self.score = (int(score[0]), int(score[1]))
+        self.score = check_score(opts["score"]) if "score" in opts else self.initial_score
         crawford = opts.get("crawford", self.initial_crawford)
+        if crawford is not None and not isinstance(crawford, (bool, np.bool_)):
+            raise ValueError(f"crawford must be True, False or None, got {crawford!r}")
         self.crawford = self._crawford(crawford)
-        value = int(opts.get("cube_value", 1))
+        value = CubeState(opts.get("cube_value", 1)).value  # refuses 3, 2.0, True, 128 (R1)
         owner_name = opts.get("cube_owner", "centered")
         owners = {"centered": None, "agent": 0, "opponent": 1}
         if owner_name not in owners:
@@ -294,14 +308,14 @@ class NardCubeEnv(NardEnv):
             raise ValueError("an owned cube has been doubled at least once: cube_value >= 2")
         if n and owner is None and value > 1:
             raise ValueError("a centered cube above 1 comes from automatic doubles: not in matches")
-        board = opts.get("board")
+        board, _ = check_reset_position(opts.get("board"), None)
         return Game(
             self.rules,
             rng=self.np_random,
             match_length=n,
             crawford=self.crawford,
             clock=_frozen_clock,
-            start=None if board is None else [int(v) for v in np.asarray(board).reshape(-1)],
+            start=None if board is None else board[0].tolist(),
             player_on_roll=0,
             cube_value=value,
             cube_owner=owner,

@@ -13,6 +13,7 @@ import numpy as np
 
 from nard_rl.encoding import Encoding, get_encoding
 from nard_rl.engine.movegen import legal_afterstates
+from nard_rl.engine.position import validate_board
 from nard_rl.engine.rules import RuleSet, get_rules
 from nard_rl.envs.core import MAX_CANDIDATES, GameBatch, InvalidAction, StepOutcome, observe
 from nard_rl.envs.vector import observation_space, resolve_opponent
@@ -168,7 +169,7 @@ class NardEnv(gym.Env):
             self.rules = self.rules.with_options(jacoby=False)  # R33: no Jacoby in matches
         self.encoding = get_encoding(encoding)
         self.match_length = int(match_length)
-        self.initial_score = (int(score[0]), int(score[1]))
+        self.initial_score = check_score(score)
         self.score = self.initial_score
         self.self_play = opponent == "self"
         self._opponent_spec = opponent if isinstance(opponent, str) else None
@@ -196,17 +197,10 @@ class NardEnv(gym.Env):
         self._reseed_opponent(seed)
         self.game.opponent = self.opponent
         self.game.rng = self.np_random
-        opts = options or {}
-        if "score" in opts:
-            self.score = (int(opts["score"][0]), int(opts["score"][1]))
-        else:
-            self.score = self.initial_score
-        board = opts.get("board")
-        dice = opts.get("dice")
-        outcome = self.game.reset(
-            boards=None if board is None else np.asarray(board, dtype=np.int8).reshape(1, 26),
-            dice=None if dice is None else np.asarray(dice, dtype=np.int8).reshape(1, 2),
-        )
+        opts = check_reset_options(options, RESET_OPTIONS)
+        self.score = check_score(opts["score"]) if "score" in opts else self.initial_score
+        board, dice = check_reset_position(opts.get("board"), opts.get("dice"))
+        outcome = self.game.reset(boards=board, dice=dice)
         if outcome.winner[0] >= 0:
             # From the opening an opponent cannot win before our first move; from a given
             # position where we only ever pass (R16) it can, and there is no episode left.
@@ -316,6 +310,69 @@ def candidates_info(
         "afterstate_boards": boards,
         "moves": moves,
     }
+
+
+RESET_OPTIONS = frozenset({"board", "dice", "score"})
+"""The keys ``NardEnv.reset(options=...)`` reads."""
+
+
+def check_reset_options(options: object, known: frozenset[str]) -> dict[str, Any]:
+    """``options`` as a dict of known keys, or a ValueError naming the stray ones (a
+    misspelt key would otherwise be ignored and the game start from the opening)."""
+    if options is None:
+        return {}
+    if not isinstance(options, dict):
+        raise ValueError(f"reset options must be a dict, got {type(options).__name__}")
+    stray = sorted(str(k) for k in options if k not in known)
+    if stray:
+        raise ValueError(
+            f"unknown reset option(s) {', '.join(stray)}; accepted: {', '.join(sorted(known))}"
+        )
+    return options
+
+
+def check_score(score: object) -> tuple[int, int]:
+    """A match score from outside as two ints, or a ValueError: floats and bools are refused,
+    not truncated (``(1.7, 0)`` is no score)."""
+    try:
+        values = tuple(score)  # type: ignore[call-overload]
+    except TypeError:
+        values = ()
+    if len(values) != 2 or not all(
+        isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) and v >= 0
+        for v in values
+    ):
+        raise ValueError(
+            f"score must be two non-negative integers (agent, opponent), got {score!r}"
+        )
+    return int(values[0]), int(values[1])
+
+
+def check_reset_position(
+    board: object, dice: object
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The ``board`` and ``dice`` reset options as a batch of one (``(1, 26)`` and ``(1, 2)``
+    int8), validated entry by entry before any cast, with the engine's board checks
+    (``validate_board``, which the vector environment's ``validate_boards`` vectorises;
+    dice: integers in 1..6): a fractional, boolean or out-of-range entry raises
+    ``ValueError`` (``PositionError`` for boards) instead of being truncated or wrapped into
+    int8."""
+    boards = None if board is None else np.array([validate_board(board)], dtype=np.int8)
+    rolls = None
+    if dice is not None:
+        if board is None:  # the opening's roll is drawn (R5): a given one would be ignored
+            raise ValueError("the dice option needs a board option (the position to roll at)")
+        try:
+            values = list(dice)  # type: ignore[call-overload]
+        except TypeError:
+            values = []
+        if len(values) != 2 or not all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool) and 1 <= v <= 6
+            for v in values
+        ):
+            raise ValueError(f"dice must be two integers in 1..6, got {dice!r}")
+        rolls = np.array([values], dtype=np.int8)
+    return boards, rolls
 
 
 def _fresh_zeros(rows: int, cols: int) -> np.ndarray:

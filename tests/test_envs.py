@@ -76,17 +76,69 @@ def test_check_env_with_other_options(env_id: str) -> None:
     env.close()
 
 
-def test_registration_needs_only_importing_nard_rl() -> None:
-    """A fresh interpreter that imports nothing but nard_rl can make every id."""
+def _fresh(code: str, **env: str) -> subprocess.CompletedProcess[str]:
+    import os
+
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**os.environ, **env},
+    )
+
+
+def test_make_by_module_id_needs_no_import_and_passes_check_env() -> None:
+    """``gym.make("nard_rl.envs:ID")`` imports the package itself in a fresh interpreter."""
     code = (
-        "import gymnasium, nard_rl\n"
+        "import gymnasium\n"
+        "from gymnasium.utils.env_checker import check_env\n"
         "for i in ('Nard-v0', 'NardSelfPlay-v0', 'NardCube-v0'):\n"
-        "    env = gymnasium.make(i)\n"
-        "    obs, info = env.reset(seed=0)\n"
-        "    assert obs.shape == env.observation_space.shape\n"
+        "    env = gymnasium.make('nard_rl.envs:' + i)\n"
+        "    check_env(env.unwrapped, skip_render_check=True)\n"
         "print('ok')\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    out = _fresh(code)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
+def test_ids_are_registered_by_importing_nard_rl_envs_only() -> None:
+    """``import nard_rl`` registers nothing and installs no import hook; ``import
+    nard_rl.envs`` (named by ``gym.register_envs``) registers every id."""
+    code = (
+        "import sys\n"
+        "hooks = len(sys.meta_path)\n"
+        "import nard_rl, gymnasium\n"
+        "assert len(sys.meta_path) == hooks, sys.meta_path\n"
+        "assert 'Nard-v0' not in gymnasium.registry\n"
+        "import nard_rl.envs\n"
+        "gymnasium.register_envs(nard_rl.envs)\n"
+        "for i in ('Nard-v0', 'NardSelfPlay-v0', 'NardCube-v0'):\n"
+        "    obs, info = gymnasium.make(i).reset(seed=0)\n"
+        "print('ok')\n"
+    )
+    out = _fresh(code)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
+def test_gymnasium_imports_with_the_checkout_on_the_path_and_not_installed() -> None:
+    """With the installed package hidden (its editable finder dropped) and the checkout on
+    ``PYTHONPATH``, ``nard_rl`` is the bare folder, without ``nard_rl.envs``: importing it
+    and then Gymnasium must still work (an import hook on Gymnasium once broke this)."""
+    root = Path(__file__).resolve().parents[1]
+    code = (
+        "import sys\n"
+        "sys.meta_path[:] = [f for f in sys.meta_path\n"
+        "                    if not str(getattr(f, '__module__', '')).startswith('__editable__')]\n"
+        "import nard_rl\n"
+        f"assert nard_rl.__file__.startswith({str(root / 'nard_rl')!r}), nard_rl.__file__\n"
+        "import gymnasium\n"
+        "gymnasium.make('CartPole-v1').reset(seed=0)\n"
+        "print('ok')\n"
+    )
+    out = _fresh(code, PYTHONPATH=str(root))
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
 
@@ -533,7 +585,7 @@ def test_reset_refuses_boards_that_are_no_position_by_name() -> None:
     env = NardEnv(opponent="random")
     bad = list(START_BOARD)
     bad[6] = 40  # 40 checkers on a point: would index past the generator's tables
-    with pytest.raises(ValueError, match="board 0: the mover has 50 checkers"):
+    with pytest.raises(ValueError, match="the mover has 50 checkers"):
         env.reset(seed=0, options={"board": bad})
     with pytest.raises(ValueError, match="26"):
         env.reset(seed=0, options={"board": [0] * 25})
@@ -545,6 +597,50 @@ def test_reset_refuses_boards_that_are_no_position_by_name() -> None:
         other[1] = -3
         vec.reset(seed=0, options={"boards": [list(START_BOARD), other]})
     env.reset(seed=0, options={"board": list(START_BOARD)})  # a valid board still works
+
+
+@pytest.mark.parametrize("make", [NardEnv, NardCubeEnv], ids=["cubeless", "cube"])
+@pytest.mark.parametrize(
+    ("options", "match"),
+    [
+        ({"board": [2.5, *START_BOARD[1:]]}, "whole numbers"),  # was truncated to 2
+        ({"board": [float(v) for v in START_BOARD[:25]] + [300.0]}, "315 checkers"),  # int8 wrapped it
+        ({"board": [True, *START_BOARD[1:]]}, "integers"),  # was read as 1
+        ({"board": list(START_BOARD), "dice": [3.7, 1]}, "dice"),  # was a 3-1
+        ({"board": list(START_BOARD), "dice": [True, 1]}, "dice"),
+        ({"board": list(START_BOARD), "dice": [3, 1, 2]}, "dice"),
+        ({"board": list(START_BOARD), "dice": [[3], 1]}, "dice"),
+        ({"dice": [3, 1]}, "needs a board"),  # would be ignored: the opening draws its roll
+        ({"score": (1.9, 0)}, "score"),
+        ({"score": 3}, "score"),
+        ({"bord": list(START_BOARD)}, "unknown reset option"),
+    ],
+)
+def test_reset_validates_raw_options_before_any_cast(make: type, options: dict, match: str) -> None:
+    env = make(opponent="random", match_length=5) if "score" in options else make()
+    with pytest.raises(ValueError, match=match):
+        env.reset(seed=0, options=options)
+
+
+def test_cube_reset_validates_cube_options() -> None:
+    env = NardCubeEnv()
+    for bad in (3, 2.0, True, 128):
+        with pytest.raises(ValueError, match="cube value"):
+            env.reset(seed=0, options={"cube_value": bad, "cube_owner": "agent"})
+    with pytest.raises(ValueError, match="crawford"):
+        NardCubeEnv(match_length=5).reset(seed=0, options={"score": (4, 0), "crawford": 1})
+    _, info = env.reset(seed=0, options={"cube_value": 4, "cube_owner": "agent"})
+    assert env.game.cube_value == 4 and env.game.cube_owner == 0
+
+
+def test_reset_accepts_whole_valued_boards_and_plays_the_given_dice() -> None:
+    """What the vector environment accepts, the single one does: whole floats, numpy ints."""
+    env = NardEnv()
+    _, info = env.reset(
+        seed=0, options={"board": np.asarray(START_BOARD, dtype=float), "dice": np.array([6, 5])}
+    )
+    assert info["board"].tolist() == list(START_BOARD)
+    assert sorted(info["dice"].tolist()) == [5, 6]
 
 
 def test_observation_reads_as_the_nets_pre_roll_input(tmp_path: Path) -> None:
