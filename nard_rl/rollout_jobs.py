@@ -215,9 +215,13 @@ def _num(x: float | None, digits: int = 6) -> float | None:
 
 def _summary(values: np.ndarray, task: RolloutTask) -> dict[str, Any]:
     """Probabilities, equities and their standard errors of one afterstate's trials."""
-    probs = [Estimate.of(values[:, i]) for i in range(5)]
+    probs = [Estimate.of(values[:, i], probability=True) for i in range(5)]
     turned = task.cube.owner != "centered"
     eq = Estimate.of(cubeless_equity(values, task.rules, cube_turned=turned))
+    win_se = probs[0].se
+    if eq.se is not None and win_se is not None and np.ptp(values[:, 0]) == 0.0:
+        # an unseen outcome's chance (see Estimate.of) moves the equity twice as much
+        eq = Estimate(eq.mean, max(eq.se, 2.0 * win_se))
     out: dict[str, Any] = {
         "probs": {k: _num(e.mean) for k, e in zip(PROB_NAMES, probs, strict=True)},
         "probs_se": {k: _num(e.se) for k, e in zip(PROB_NAMES, probs, strict=True)},
