@@ -517,7 +517,45 @@ def test_a_human_seat_plays_through_the_prompt() -> None:
     for _ in range(3):  # the human is box, captain or member as the rotation goes
         drive(session.new_game(), [human, *bots], log=lambda text: out.write(text + "\n"))
     text = out.getvalue()
-    assert "not possible" in text or "hint" in " ".join(stdin.asked)
+    assert "not possible" in text or "no advice here" in text  # 25/1, or hint without a net
     assert "+-1--2--3--4--5--6-" in text  # home board drawn on the left
     assert any("(box)" in p for p in stdin.asked) or any("(captain)" in p for p in stdin.asked)
     check_session([g.summary() for g in session.games])
+
+
+def _human_with_a_net(tmp_path, answers: str):  # type: ignore[no-untyped-def]
+    from test_play import _tiny
+
+    from nard_rl.commands.chouette import HumanSeat, build_advisor
+
+    out = io.StringIO()
+    advisor = build_advisor(str(_tiny(tmp_path / "t.pt")))
+    return HumanSeat(io.StringIO(answers), out, advisor), out
+
+
+def test_a_human_seat_gets_hint_help_and_the_board_at_a_take_or_pass(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # a long race with the box on roll, cube centered: the box doubles, member P2 answers
+    game = _game(_board(p6=5, p5=5, p4=5, p19=-5, p20=-5, p21=-5), box_on_roll=True)
+    game.double(0)
+    human, out = _human_with_a_net(tmp_path, "hint\nhelp\nboard\nmaybe\ntake\n")
+    assert human.takes(game, 1) is True
+    text = out.getvalue()
+    assert "take or pass (equity per current stake, your side):" in text
+    assert "proper answer: " in text and "    Pass           -1.000" in text
+    assert "hint (the bots' advice on this decision)" in text  # help
+    assert "Doubles to 2" in text and "To take or pass" in text  # the board at the double
+    assert "answer take or pass" in text  # 'maybe' is refused with the choices
+
+
+def test_a_human_box_gets_the_cube_analysis_before_rolling_and_can_quit(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from nard_rl.commands.chouette import EndOfInput
+
+    game = _game(_board(p6=5, p5=5, p4=5, p19=-5, p20=-5, p21=-5), box_on_roll=True)
+    human, out = _human_with_a_net(tmp_path, "hint\nroll\n")
+    assert human.wants_double(game, 0) is False
+    text = out.getvalue()
+    assert "cube analysis at 0-ply" in text and "No double" in text
+    assert "proper action: " in text
+    human, out = _human_with_a_net(tmp_path, "quit\n")
+    with pytest.raises(EndOfInput, match="quit"):
+        human.wants_double(game, 0)

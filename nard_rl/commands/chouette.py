@@ -22,12 +22,11 @@ from typing import TYPE_CHECKING, TextIO
 
 import numpy as np
 
-from nard_rl.engine.ascii import HOME_SIDES, render_board
-from nard_rl.engine.chouette import Chouette, ChouetteGame, Seat, drive
-from nard_rl.engine.game import IllegalActionError
+from nard_rl.engine.ascii import HOME_SIDES
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the engine's game (numba kernels) is imported where it is used
     from nard_rl.cube import CubeDecision, CubeState
+    from nard_rl.engine.chouette import Chouette, ChouetteGame, Seat
     from nard_rl.net_player import NetworkPlayer
     from nard_rl.players.base import Player
 
@@ -151,13 +150,21 @@ class BotSeat:
 
 
 class EndOfInput(Exception):
-    """The human's input ended: the session stops."""
+    """The human's input ended (or the human typed ``quit``): the session stops."""
+
+
+HUMAN_COMMANDS = (
+    "at every prompt: hint (the bots' advice on this decision), board, help, quit; "
+    "plays in gnubg notation (24/18 13/11); roll or double; yes or no; take or pass"
+)
 
 
 class HumanSeat:
     """A person at the prompt.  As box or captain they roll or double and commit plays;
     as a member they suggest plays, vote on team doubles and answer the box's doubles.
-    ``hint`` shows the net's ranking, ``board`` the position."""
+    At every prompt ``hint`` gives the net's advice on that decision (the ranking of the
+    plays, the cube analysis before a roll, take or pass at a double), ``board`` draws the
+    position, ``help`` lists the commands and ``quit`` ends the session."""
 
     def __init__(
         self, stdin: TextIO, out: TextIO, advisor: Advisor | None, home: str = "right"
@@ -172,13 +179,38 @@ class HumanSeat:
         self.out.write(text + "\n")
         self.out.flush()
 
-    def ask(self, prompt: str) -> str:
-        self.out.write(prompt)
-        self.out.flush()
-        line = self.stdin.readline()
-        if not line:
-            raise EndOfInput
-        return line.strip()
+    def ask(
+        self,
+        prompt: str,
+        game: ChouetteGame | None = None,
+        player: int | None = None,
+        hint: Callable[[], list[str]] | None = None,
+    ) -> str:
+        """One answer to ``prompt``; ``help``, ``board``, ``hint`` and ``quit`` are
+        handled here, at every prompt, and the prompt is asked again."""
+        while True:
+            self.out.write(prompt)
+            self.out.flush()
+            line = self.stdin.readline()
+            if not line:
+                raise EndOfInput("end of input")
+            text = line.strip()
+            low = text.lower()
+            if low in ("quit", "exit"):
+                raise EndOfInput("quit")
+            if low in ("help", "?"):
+                self.say(HUMAN_COMMANDS)
+            elif low == "board" and game is not None and player is not None:
+                self._shown = None
+                self.show(game, player)
+            elif low == "hint":
+                if self.advisor is None or hint is None:
+                    self.say("  no advice here (no net loaded)")
+                else:
+                    for row in hint():
+                        self.say(row)
+            else:
+                return text
 
     def _role(self, game: ChouetteGame, player: int) -> str:
         if player == game.box:
@@ -186,15 +218,41 @@ class HumanSeat:
         return "captain" if player == game.captain else "member"
 
     def show(self, game: ChouetteGame, player: int) -> None:
-        key = (id(game), hash((game.game.position.board, game.game.dice)), player)
+        from dataclasses import replace
+
+        from nard_rl.engine.ascii import render_table, table_view
+        from nard_rl.engine.chouette import BOX, TEAM
+
+        key = (id(game), hash((game.game.position.board, game.game.dice, game.phase)), player)
         if self._shown == key:
             return
         self._shown = key
         mine = "box" if player == game.box else "team"
         names = (mine, "team" if mine == "box" else "box")
-        self.say(render_board(game.position_for(player).board, names=names, home=self.home))
+        table = table_view(game.game, BOX if player == game.box else TEAM)
+        if player != game.box:  # every member has his own cube (R35)
+            table = replace(table, cube_value=game.cubes[player])
+        self.say(render_table(table, names=names, home=self.home))
+
+    def _cube_hint(self, game: ChouetteGame) -> list[str]:
+        from nard_rl.commands.advice import cube_lines
+
+        assert self.advisor is not None
+        return cube_lines(self.advisor.cube(game), 0)
+
+    def _take_hint(self, game: ChouetteGame) -> list[str]:
+        from nard_rl.commands.advice import take_lines
+
+        assert self.advisor is not None
+        return take_lines(self.advisor.cube(game))  # the doubler is on roll: its view
+
+    def _play_hint(self, game: ChouetteGame) -> list[str]:
+        assert self.advisor is not None
+        return [f"  {move:<24} {eq:+.3f}" for move, eq in self.advisor.ranking(game)]
 
     def choose_play(self, game: ChouetteGame, player: int) -> str:
+        from nard_rl.engine.game import IllegalActionError
+
         name, role = game.names[player], self._role(game, player)
         self.show(game, player)
         dice = game.game.dice
@@ -204,28 +262,33 @@ class HumanSeat:
             self.say(f"suggestions: {shown}")
         verb = "suggest a play" if role == "member" else "your play"
         while True:
-            text = self.ask(f"{name} ({role}) {verb} with {dice[0]}-{dice[1]}: ")
-            if text.lower() == "hint" and self.advisor is not None:
-                for move, eq in self.advisor.ranking(game):
-                    self.say(f"  {move:<24} {eq:+.3f}")
-                continue
-            if text.lower() == "board":
-                self._shown = None
-                self.show(game, player)
-                continue
+            text = self.ask(
+                f"{name} ({role}) {verb} with {dice[0]}-{dice[1]}: ",
+                game,
+                player,
+                lambda: self._play_hint(game),
+            )
             try:
                 return game.game.find_play(text).move
             except IllegalActionError as exc:
                 self.say(f"not possible: {exc}")
 
-    def _yes_no(self, prompt: str, yes: tuple[str, ...], no: tuple[str, ...]) -> bool:
+    def _yes_no(
+        self,
+        prompt: str,
+        yes: tuple[str, ...],
+        no: tuple[str, ...],
+        game: ChouetteGame,
+        player: int,
+        hint: Callable[[], list[str]],
+    ) -> bool:
         while True:
-            text = self.ask(prompt).lower()
+            text = self.ask(prompt, game, player, hint).lower()
             if text in yes:
                 return True
             if text in no:
                 return False
-            self.say(f"answer {' or '.join((yes[0], no[0]))}")
+            self.say(f"answer {' or '.join((yes[0], no[0]))} (or hint, board, help, quit)")
 
     def wants_double(self, game: ChouetteGame, player: int) -> bool:
         role = self._role(game, player)
@@ -234,7 +297,12 @@ class HumanSeat:
         self.show(game, player)
         what = "double" if role == "box" else "propose a team double"
         return self._yes_no(
-            f"{game.names[player]} ({role}) roll or {what}? ", ("double", "d"), ("roll", "r")
+            f"{game.names[player]} ({role}) roll or {what}? ",
+            ("double", "d"),
+            ("roll", "r"),
+            game,
+            player,
+            lambda: self._cube_hint(game),
         )
 
     def agrees_double(self, game: ChouetteGame, player: int) -> bool:
@@ -245,6 +313,9 @@ class HumanSeat:
             f"{action.cube}; agree? (yes/no) ",
             ("yes", "y"),
             ("no", "n"),
+            game,
+            player,
+            lambda: self._cube_hint(game),
         )
 
     def takes(self, game: ChouetteGame, player: int) -> bool:
@@ -256,6 +327,9 @@ class HumanSeat:
             f"{game.names[player]}: {who} doubles to {action.cube}: take or pass? ",
             ("take", "t"),
             ("pass", "p", "drop"),
+            game,
+            player,
+            lambda: self._take_hint(game),
         )
 
 
@@ -309,6 +383,8 @@ def play_session(
     log: Callable[[str], None] | None = None,
 ) -> None:
     """Play ``games`` games of ``session`` with ``seats``, calling ``emit`` after each."""
+    from nard_rl.engine.chouette import drive
+
     for index in range(1, games + 1):
         game = session.new_game()
         if log is not None:
@@ -319,6 +395,8 @@ def play_session(
 
 
 def run(args: argparse.Namespace) -> int:
+    from nard_rl.engine.chouette import Chouette
+
     try:
         humans, bots = _seat_counts(args)
         if args.threads < 1:
@@ -344,6 +422,7 @@ def run(args: argparse.Namespace) -> int:
 
     log = None if args.json or not humans else (lambda text: print(text, file=out, flush=True))
     if log is not None:
+        log(HUMAN_COMMANDS)
         box, team = session.roll_off()
         throws = "; ".join(
             ", ".join(f"{session.names[p]} {d}" for p, d in r.throws.items())
@@ -356,8 +435,8 @@ def run(args: argparse.Namespace) -> int:
         )
     try:
         play_session(session, seats, args.games, emit, log)
-    except EndOfInput:
-        print("\nend of input", file=out)
+    except EndOfInput as stop:
+        print(f"\n{stop}: the session ends", file=out)
     if not args.json:
         totals = " ".join(f"{k} {v:+d}" for k, v in session.totals().items())
         print(f"totals: {totals}", file=out)

@@ -13,16 +13,29 @@ The diagram is always drawn from the mover's view (our board format, R3), so the
 side on roll is always at the bottom.  ``home="left"`` mirrors the board left to right
 (the mover's home board bottom left, points 1..12 along the bottom edge): R30 lets a
 player choose that side, and it is display only.
+
+A game in progress is drawn from one seat all game long (a player wants their own side at
+the bottom even while the opponent rolls): ``render_table`` draws a ``Table``, the view of
+one seat (``table_view`` builds it from an engine ``Game``), with the side notes a player
+at a real table sees: who is on roll and the dice, a double waiting for its answer, the
+cube's value and owner, the match score and the Crawford game, the pip counts, both
+clocks under the mars rules (R30) and the last action.  Its Position ID is gnubg's (the
+side on roll's view), so it can be pasted into any analysis.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
 from nard_rl.engine.ids import MatchInfo, encode_match_id, encode_position_id
 from nard_rl.engine.position import Position
 
-__all__ = ["HOME_SIDES", "render_board"]
+if TYPE_CHECKING:
+    from nard_rl.engine.game import Game
+
+__all__ = ["HOME_SIDES", "Table", "clock_text", "render_board", "render_table", "table_view"]
 
 HOME_SIDES = ("right", "left")
 """Where the mover's home board is drawn (R30: bottom right by default, or bottom left)."""
@@ -81,7 +94,6 @@ def render_board(
     position = board if isinstance(board, Position) else Position(board)
     b = position.board
     pips_mover, pips_opp = position.pip_counts()
-    off_mover, off_opp = position.checkers_off()
 
     top_notes = [""] * _ROWS  # index 0 = the row at the board's edge
     bottom_notes = [""] * _ROWS
@@ -110,9 +122,28 @@ def render_board(
     top_notes[2] = f"Pips: {pips_opp}"
     bottom_notes[2] = f"Pips: {pips_mover}"
 
-    lines = [f"{'':17}Position ID: {encode_position_id(b)}"]
+    header = [f"{'':17}Position ID: {encode_position_id(b)}"]
     if match is not None:
-        lines.append(f"{'':17}Match ID   : {encode_match_id(match)}")
+        header.append(f"{'':17}Match ID   : {encode_match_id(match)}")
+    return _diagram(
+        position, header, top_notes, bottom_notes, middle_note, cube_tag, names, left_home
+    )
+
+
+def _diagram(
+    position: Position,
+    header: list[str],
+    top_notes: list[str],
+    bottom_notes: list[str],
+    middle_note: str,
+    cube_tag: dict[str, str],
+    names: tuple[str, str],
+    left_home: bool,
+) -> str:
+    """The board itself between ``header`` and the notes right of it (rows from the edge)."""
+    b = position.board
+    off_mover, off_opp = position.checkers_off()
+    lines = list(header)
     top_labels, bottom_labels = _TOP_LABELS, _BOTTOM_LABELS
     top_quarters, bottom_quarters = (
         (range(13, 19), range(19, 25)),
@@ -134,3 +165,129 @@ def render_board(
         lines.append(f" |{left}|{bar}|{right}| {tray} {bottom_notes[row]}")
     lines.append(f"{bottom_labels}     X: {names[0]}{cube_tag['mover']}")
     return "\n".join(line.rstrip() for line in lines)
+
+
+# --------------------------------------------------------------------------------------
+# a game in progress, seen from one seat
+
+Side = Literal["viewer", "opponent"]
+
+
+@dataclass(frozen=True)
+class Table:
+    """A game in progress as one seat (the *viewer*, drawn at the bottom) sees it.
+
+    ``board`` is from the viewer's view whoever is on roll; ``on_roll`` is the side whose
+    turn it is and ``dice`` its roll once thrown; ``doubled`` says the side on roll has
+    offered a double that the other side must take or pass.  ``cube`` is False for rule
+    sets without one (R28).  ``score`` is (viewer, opponent); ``clock`` the (turn time,
+    reserve) left to each, in seconds (R30), or None without a clock.  ``position_id``
+    is gnubg's ID of the position (side on roll's view); ``last`` a line about the last
+    action (``bot rolled 5-3: 13/8 24/21``)."""
+
+    board: tuple[int, ...]
+    on_roll: Side
+    dice: tuple[int, int] | None = None
+    doubled: bool = False
+    cube: bool = True
+    cube_value: int = 1
+    cube_owner: Literal["centered", "viewer", "opponent"] = "centered"
+    match_length: int = 0
+    score: tuple[int, int] = (0, 0)
+    crawford: bool = False
+    clock: tuple[tuple[float, float], tuple[float, float]] | None = None
+    position_id: str | None = None
+    last: str | None = None
+
+
+def clock_text(turn: float, reserve: float) -> str:
+    """``11s + 1:30``: turn time, then the reserve as minutes:seconds (R30)."""
+    left = int(max(reserve, 0.0))
+    return f"{turn:.0f}s + {left // 60}:{left % 60:02d}"
+
+
+def table_view(
+    game: Game,
+    viewer: int,
+    *,
+    score: tuple[int, int] = (0, 0),
+    last: str | None = None,
+) -> Table:
+    """The ``Table`` of an engine ``Game`` from player ``viewer``'s seat; ``score`` is the
+    match score before this game from the viewer's side (the ``Game`` does not know it)."""
+    from nard_rl.engine.game import Phase
+
+    def side(player: int) -> Side:
+        return "viewer" if player == viewer else "opponent"
+
+    owner: Literal["centered", "viewer", "opponent"] = "centered"
+    if game.cube_owner is not None:
+        owner = side(game.cube_owner)
+    clock = None
+    if game.has_clock:
+        clock = (game.time_left(viewer), game.time_left(1 - viewer))
+    return Table(
+        board=game.position_for(viewer).board,
+        on_roll=side(game.player_on_roll),
+        dice=game.dice if game.phase is Phase.MOVE else None,
+        doubled=game.phase is Phase.TAKE_OR_DROP,
+        cube=game.rules.cube,
+        cube_value=game.cube_value,
+        cube_owner=owner,
+        match_length=game.match_length,
+        score=score,
+        crawford=game.crawford,
+        clock=clock,
+        position_id=game.position.position_id(),
+        last=last,
+    )
+
+
+def render_table(table: Table, *, names: tuple[str, str] = ("X", "O"), home: str = "right") -> str:
+    """The diagram of a ``Table``: the viewer (``X``, ``names[0]``) at the bottom whoever
+    is on roll, with the notes of the game in progress beside each side."""
+    if home not in HOME_SIDES:
+        raise ValueError(f"home must be one of {', '.join(HOME_SIDES)}, got {home!r}")
+    position = Position(table.board)
+    pips = dict(zip(("viewer", "opponent"), position.pip_counts(), strict=True))
+    notes = {"viewer": [""] * _ROWS, "opponent": [""] * _ROWS}  # index 0 = the board's edge
+    cube_tag = {"mover": "", "opponent": ""}
+    tag_key = {"viewer": "mover", "opponent": "opponent"}
+    other: Side = "opponent" if table.on_roll == "viewer" else "viewer"
+    if table.match_length:
+        notes["viewer"][0] = _points(table.score[0])
+        notes["opponent"][0] = _points(table.score[1])
+    if table.doubled:
+        notes[table.on_roll][1] = f"Doubles to {2 * table.cube_value}"
+        notes[other][1] = "To take or pass"
+    elif table.dice is not None:
+        notes[table.on_roll][1] = f"Rolled {table.dice[0]}{table.dice[1]}"
+    else:
+        notes[table.on_roll][1] = "On roll"
+    for who in ("viewer", "opponent"):
+        notes[who][2] = f"Pips: {pips[who]}"
+    if table.clock is not None:
+        for who, (turn, reserve) in zip(("viewer", "opponent"), table.clock, strict=True):
+            notes[who][3] = f"Clock: {clock_text(turn, reserve)}"
+    middle = [_points(table.match_length) + " match"] if table.match_length else ["money game"]
+    if table.crawford:
+        middle.append("(Crawford game)")
+    elif not table.cube:
+        middle.append("(no cube)")
+    elif table.cube_owner == "centered":
+        middle.append(f"(Cube: {table.cube_value})")
+    else:
+        cube_tag[tag_key[table.cube_owner]] = f" (Cube: {table.cube_value})"
+    header = [f"{'':17}Position ID: {table.position_id or encode_position_id(position.board)}"]
+    if table.last:
+        header.insert(0, f" {table.last}")
+    return _diagram(
+        position,
+        header,
+        notes["opponent"],
+        notes["viewer"],
+        " ".join(middle),
+        cube_tag,
+        names,
+        home == "left",
+    )
