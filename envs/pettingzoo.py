@@ -35,7 +35,16 @@ and the other way round.
 * **Seeding**: ``reset(seed=s)`` seeds the dice; the same seed and the same actions replay
   the same game.
 
-The doubling cube is not offered here (``NardCube-v0`` has it for one agent).
+**The cube**: ``env(cube=True)`` (``raw_cube_env``) plays money games with the doubling
+cube through the engine's ``Game`` state machine, as ``NardCube-v0`` does for one agent,
+with the same phases and the same action indices (``CUBE_ACTIONS``): in a ``"cube"``
+step (the agent on roll may double, R23) action 0 rolls and 1 doubles; in a ``"take"``
+step (the opponent of the doubler answers) 0 takes and 1 drops (R24); ``"move"`` steps
+are the plays.  ``infos[agent]["phase"]``, ``["cube_value"]`` and ``["cube_owner"]``
+(``"centered"``, ``"me"``, ``"opponent"``) describe it; the observation keeps the same
+space (a take step encodes the board as it stands from the taker's view, an afterstate,
+as ``NardCube-v0`` does).  Rewards are the result times the cube; a drop scores the cube
+before the double.
 """
 
 from __future__ import annotations
@@ -50,22 +59,29 @@ from pettingzoo.utils import wrappers
 
 from nard_rl.encoding import get_encoding
 from nard_rl.engine.ascii import render_board
+from nard_rl.engine.game import Game, Phase
 from nard_rl.engine.position import flip_board
 from nard_rl.engine.rules import RuleSet, get_rules
-from nard_rl.envs.core import DICE_FEATURES, MAX_CANDIDATES, GameBatch, observe
+from nard_rl.envs.core import DICE_FEATURES, MAX_CANDIDATES, GameBatch, dice_one_hot, observe
+from nard_rl.envs.cube_env import _frozen_clock
 from nard_rl.envs.nard_env import plays_with_moves
 from nard_rl.envs.vector import observation_space
 
-__all__ = ["AGENTS", "env", "raw_env"]
+__all__ = ["AGENTS", "CUBE_ACTIONS", "env", "raw_cube_env", "raw_env"]
 
 AGENTS = ("player_0", "player_1")
 """The agents, in seat order: ``AGENTS[s]`` plays the engine's seat ``s``."""
 
 
-def env(**kwargs: Any) -> AECEnv:
-    """The environment as PettingZoo's classic games ship it: ``raw_env`` behind the
-    illegal-move, bounds and call-order wrappers.  Keyword arguments go to ``raw_env``."""
-    wrapped: AECEnv = raw_env(**kwargs)
+CUBE_ACTIONS = {"cube": ("roll", "double"), "take": ("take", "drop")}
+"""The two actions of the cube and take steps, by index (as in ``NardCube-v0``)."""
+
+
+def env(*, cube: bool = False, **kwargs: Any) -> AECEnv:
+    """The environment as PettingZoo's classic games ship it: ``raw_env`` (``raw_cube_env``
+    with ``cube=True``) behind the illegal-move, bounds and call-order wrappers.  Other
+    keyword arguments go to the class."""
+    wrapped: AECEnv = raw_cube_env(**kwargs) if cube else raw_env(**kwargs)
     wrapped = wrappers.TerminateIllegalWrapper(wrapped, illegal_reward=-1)
     wrapped = wrappers.AssertOutOfBoundsWrapper(wrapped)
     return wrappers.OrderEnforcingWrapper(wrapped)
@@ -206,8 +222,11 @@ class raw_env(AECEnv):
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self._result: tuple[str, int] = ("", 0)
-        self.agent_selection = AGENTS[int(self.game.seat[0])]
+        self.agent_selection = self._to_act()
         self._refresh_infos()
+
+    def _to_act(self) -> str:
+        return AGENTS[int(self.game.seat[0])]
 
     def _names(self) -> tuple[str, str]:
         me = AGENTS[int(self.game.seat[0])]
@@ -238,4 +257,174 @@ class raw_env(AECEnv):
                 }
             info["winner"] = winner if winner else None
             info["points"] = points
+            self.infos[agent] = info
+
+
+class raw_cube_env(raw_env):
+    """Money games with the doubling cube between ``player_0`` and ``player_1`` (module
+    docstring): the engine's ``Game`` enforces R22-R24 and R31-R32; this class only says
+    who acts in each phase and presents it.  Arguments as ``raw_env`` (standard rules:
+    mars has no cube, R28)."""
+
+    metadata: ClassVar[dict[str, Any]] = raw_env.metadata | {"name": "nard_cube_v0"}
+
+    def __init__(
+        self,
+        rules: str | RuleSet = "standard",
+        encoding: str = "tesauro198",
+        render_mode: str | None = None,
+    ) -> None:
+        ruleset = get_rules(rules)
+        if not ruleset.cube:
+            raise ValueError(f"the {ruleset.name} rule set has no doubling cube (R28)")
+        self.cube_rules = ruleset
+        self.match: Game | None = None
+        super().__init__(rules, encoding, render_mode)  # its reset() starts the first game
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Start a money game from the opening (R4, R5; the cube centered at 1).  There
+        are no start options here (PettingZoo's API test passes unknown ones, so they are
+        ignored rather than refused)."""
+        if seed is not None:
+            self.np_random, _ = seeding.np_random(seed)
+        self.match = Game(self.cube_rules, rng=self.np_random, clock=_frozen_clock)
+        while self.match.phase is Phase.OPENING:
+            self.match.roll()  # R5: ties roll again (and may double the cube, R31)
+        self._advance()
+        self._set_episode_state()
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        game = self._game()
+        self._cumulative_rewards[agent] = 0
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        a = int(action)
+        legal = self._legal_count()
+        if not 0 <= a < legal:
+            raise ValueError(
+                f"action {a} is not a legal play: {legal} legal actions, indices 0..{legal - 1} "
+                "(see the action mask)"
+            )
+        phase = self._phase()
+        if phase == "cube":
+            game.double() if a == 1 else game.roll()
+        elif phase == "take":
+            game.take() if a == 0 else game.drop()
+        else:
+            afters, _ = self._plays()
+            game.play(afters[a].tolist())
+        self._advance()
+        if game.result is not None:
+            points = float(game.result.points)
+            for seat, name in enumerate(AGENTS):
+                self.rewards[name] = points if seat == game.result.winner else -points
+            self.terminations = dict.fromkeys(self.agents, True)
+            self._result = (AGENTS[game.result.winner], int(game.result.points))
+        self.agent_selection = AGENTS[game.player_to_act]
+        self._refresh_infos()
+        self._accumulate_rewards()
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        game = self._game()
+        seat = AGENTS.index(agent)
+        acting = game.result is None and agent == self.agent_selection
+        board = np.asarray(game.position_for(seat).board, dtype=np.int8)
+        obs = np.zeros(self.encoding.size + DICE_FEATURES, dtype=np.float32)
+        head = obs[None, : self.encoding.size]
+        if acting and self._phase() == "take":
+            # the doubler is on roll: the board as it stands is the taker's afterstate
+            self.encoding.encode(board[None, :], on_roll=False, out=head)
+        else:
+            self.encoding.encode_pre_roll(board[None, :], out=head)
+        if acting and self._phase() == "move":
+            dice = np.asarray(game.dice, dtype=np.int8).reshape(1, 2)
+            dice_one_hot(dice, out=obs[None, self.encoding.size :])
+        mask = np.zeros(MAX_CANDIDATES, dtype=np.int8)
+        if acting:
+            mask[: self._legal_count()] = 1
+        return {"observation": obs, "action_mask": mask}
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            return super().render()
+        game = self._game()
+        me = game.player_to_act
+        text = render_board(list(game.position_for(me).board), names=(AGENTS[me], AGENTS[1 - me]))
+        owner = "centered" if game.cube_owner is None else AGENTS[game.cube_owner]
+        cube = f"cube {game.cube_value} ({owner})"
+        if game.result is not None:
+            winner, points = self._result
+            return text + f"\nGame over: {winner} wins {points} point(s); {cube}\n"
+        return text + f"\n{AGENTS[me]} to act ({self._phase()}); {cube}\n"
+
+    # -- helpers --------------------------------------------------------------------------
+    def _game(self) -> Game:
+        assert self.match is not None, "reset() first"
+        return self.match
+
+    def _advance(self) -> None:
+        """Roll for every turn that offers no decision (a player who may not double
+        rolls at once; a roll without a legal play passes, R16)."""
+        game = self._game()
+        while game.phase is Phase.ROLL_OR_DOUBLE and not game.can_double():
+            game.roll()
+
+    def _phase(self) -> str:
+        phase = self._game().phase
+        if phase is Phase.ROLL_OR_DOUBLE:
+            return "cube"
+        if phase is Phase.TAKE_OR_DROP:
+            return "take"
+        if phase is Phase.MOVE:
+            return "move"
+        return "over"
+
+    def _plays(self) -> tuple[np.ndarray, np.ndarray]:
+        game = self._game()
+        board = game.position_for(game.player_on_roll).board
+        return plays_with_moves(np.asarray(board, dtype=np.int8), game.dice, self.cube_rules)
+
+    def _legal_count(self) -> int:
+        phase = self._phase()
+        if phase in CUBE_ACTIONS:
+            return len(CUBE_ACTIONS[phase])
+        return self._plays()[0].shape[0] if phase == "move" else 0
+
+    def _to_act(self) -> str:
+        return AGENTS[self._game().player_to_act]
+
+    def _refresh_infos(self) -> None:
+        """Per agent: the phase (``"wait"`` for the one not acting), the cube seen from
+        that agent, the candidates in a move step and the result once over."""
+        game = self._game()
+        phase = self._phase()
+        winner, points = self._result
+        self.infos = {}
+        for seat, agent in enumerate(self.agents):
+            acting = agent == self.agent_selection and phase != "over"
+            owner = game.cube_owner
+            info: dict[str, Any] = {
+                "phase": phase if acting or phase == "over" else "wait",
+                "cube_value": game.cube_value,
+                "cube_owner": "centered"
+                if owner is None
+                else "me"
+                if owner == seat
+                else "opponent",
+                "afterstate_boards": np.zeros((0, 26), dtype=np.int8),
+                "moves": np.zeros((0, 4, 2), dtype=np.int8),
+                "winner": winner if winner else None,
+                "points": points,
+            }
+            if acting and phase == "move":
+                afters, moves = self._plays()
+                info |= {
+                    "afterstate_boards": afters,
+                    "moves": moves,
+                    "board": np.asarray(game.position_for(seat).board, dtype=np.int8),
+                    "dice": np.asarray(game.dice, dtype=np.int8),
+                }
             self.infos[agent] = info

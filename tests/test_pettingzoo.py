@@ -15,7 +15,7 @@ from nard_rl.engine.game import Game, Phase
 from nard_rl.engine.movegen import legal_afterstates
 from nard_rl.engine.position import START_BOARD
 from nard_rl.envs.core import MAX_CANDIDATES
-from nard_rl.envs.pettingzoo import AGENTS, env, raw_env
+from nard_rl.envs.pettingzoo import AGENTS, CUBE_ACTIONS, env, raw_cube_env, raw_env
 
 
 def test_api_test_passes() -> None:
@@ -148,3 +148,65 @@ def test_given_position_and_render() -> None:
     assert "player_1 to move, dice 6-6" in text
     with pytest.raises(ValueError, match="render_mode"):
         raw_env(render_mode="human")
+
+
+def test_cube_env_passes_the_api_and_seed_tests() -> None:
+    api_test(env(cube=True), num_cycles=1000)
+    seed_test(lambda: env(cube=True), num_cycles=200)
+
+
+def _to_first_cube_step(e: raw_cube_env) -> str:
+    """Play the opening move; the other agent then may double (cube centered)."""
+    e.reset(seed=4)
+    opener = e.agent_selection
+    assert e.infos[opener]["phase"] == "move"
+    e.step(0)
+    doubler = e.agent_selection
+    assert doubler != opener and e.infos[doubler]["phase"] == "cube"
+    assert e.observe(doubler)["action_mask"].tolist()[:3] == [1, 1, 0]
+    assert e.infos[opener]["phase"] == "wait"
+    return doubler
+
+
+def test_cube_double_and_drop_scores_the_cube_before_the_double() -> None:
+    e = raw_cube_env()
+    doubler = _to_first_cube_step(e)
+    e.step(CUBE_ACTIONS["cube"].index("double"))
+    taker = e.agent_selection
+    assert taker != doubler and e.infos[taker]["phase"] == "take"
+    e.step(CUBE_ACTIONS["take"].index("drop"))
+    assert e.terminations[doubler] and e.terminations[taker]
+    assert e.rewards == {doubler: 1.0, taker: -1.0}
+
+
+def test_cube_take_hands_the_cube_over_and_the_doubler_plays_on() -> None:
+    e = raw_cube_env()
+    doubler = _to_first_cube_step(e)
+    e.step(1)
+    taker = e.agent_selection
+    e.step(0)  # take
+    assert e.agent_selection == doubler
+    assert e.infos[doubler]["phase"] == "move"  # may not redouble: the taker owns it
+    assert e.infos[doubler]["cube_value"] == 2 and e.infos[doubler]["cube_owner"] == "opponent"
+    assert e.infos[taker]["cube_owner"] == "me"
+    assert e.observe(doubler)["action_mask"].sum() == e.infos[doubler]["afterstate_boards"].shape[0]
+
+
+def test_cube_random_games_pay_result_times_cube() -> None:
+    rng = np.random.default_rng(0)
+    e = raw_cube_env()
+    for seed in range(5):
+        e.reset(seed=seed)
+        totals = dict.fromkeys(AGENTS, 0.0)
+        for agent in e.agent_iter():
+            obs, reward, term, trunc, _ = e.last()
+            totals[agent] += reward
+            if term or trunc:
+                e.step(None)
+                continue
+            e.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        result = e.match.result
+        assert totals[AGENTS[result.winner]] == result.points
+        assert sum(totals.values()) == 0
+    with pytest.raises(ValueError, match="no doubling cube"):
+        raw_cube_env(rules="mars")
