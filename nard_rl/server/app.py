@@ -31,7 +31,14 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from nard_rl.engine.game import IllegalActionError
-from nard_rl.server import docs, routes_health, routes_hint, routes_sessions, routes_wildbg
+from nard_rl.server import (
+    docs,
+    routes_analyze,
+    routes_health,
+    routes_hint,
+    routes_sessions,
+    routes_wildbg,
+)
 from nard_rl.server.analysis import Analyzer
 from nard_rl.server.batching import MicroBatcher, ServerBusy, WorkQueue
 from nard_rl.server.config import ServerConfig
@@ -251,6 +258,7 @@ def create_app(config: ServerConfig | None = None, analyzer: Analyzer | None = N
     app.include_router(routes_hint.router)
     app.include_router(routes_sessions.router)
     app.include_router(routes_wildbg.router)
+    app.include_router(routes_analyze.router)
     app.include_router(docs.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app

@@ -1,0 +1,69 @@
+"""``POST /v1/analyze``: a whole match file analysed (``nard_rl.analysis``), the JSON of
+``nard analyze --json`` back.
+
+The body is the file itself (``.sgf`` or ``.mat`` text, any content type), or a JSON
+object ``{"match": "<file text>", "ply": N}``; ``?ply=N`` also sets the lookahead
+(default: the server's ``ply``, at most its ``max_ply``).  A body over
+``MAX_MATCH_BYTES`` gets 413, a file that cannot be read or replayed 400 with the
+reader's message (game, move number and text).  The analysis runs on the search queue,
+one at a time, with its own search caches (``MatchAnalyser``) over the server's
+evaluator.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from nard_rl.server.services import JSONResponse, ServicesDep, error_response
+
+MAX_MATCH_BYTES = 256 * 1024
+"""Largest match file accepted: a 25-point match in ``.mat`` is about 60 KB."""
+
+router = APIRouter(tags=["analysis"])
+
+
+def _analyse(svc: Any, cache: dict[int, Any], text: str, ply: int) -> dict[str, Any]:
+    from nard_rl.analysis.core import MatchAnalyser, Settings, analyse
+    from nard_rl.records import parse_match, replay
+
+    match = replay(parse_match(text, "upload"))
+    analyser = cache.get(ply)
+    if analyser is None:
+        analyser = MatchAnalyser(svc.analyzer.evaluator("standard"), Settings(ply))
+        cache[ply] = analyser
+    result = analyse(match, analyser, net=svc.config.net)
+    return result.to_dict()
+
+
+@router.post("/v1/analyze", response_model=None)
+async def analyze(request: Request, svc: ServicesDep, ply: int | None = None) -> JSONResponse:
+    """Analyse a ``.sgf`` or ``.mat`` match file: per-player error rates, luck and
+    rating, and every decision with its equity lost and mark (mEMG)."""
+    body = await request.body()
+    if len(body) > MAX_MATCH_BYTES:
+        return error_response(413, f"match file over {MAX_MATCH_BYTES} bytes")
+    if not body.strip():
+        raise ValueError("the body is empty: send the .sgf or .mat file as the body")
+    text = body.decode("utf-8", errors="replace")
+    if text.lstrip().startswith("{"):
+        try:
+            request_json = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"the body is not valid JSON ({exc})") from None
+        if not isinstance(request_json, dict) or not isinstance(request_json.get("match"), str):
+            raise ValueError('a JSON body must be {"match": "<the .sgf or .mat text>"}')
+        text = request_json["match"]
+        if ply is None and request_json.get("ply") is not None:
+            ply = request_json["ply"]
+    if ply is not None and (isinstance(ply, bool) or not isinstance(ply, int) or ply < 0):
+        raise ValueError(f'"ply" must be an integer >= 0, got {ply!r}')
+    depth = svc.check_ply(ply)
+    cache = getattr(request.app.state, "match_analysers", None)
+    if cache is None:
+        cache = {}
+        request.app.state.match_analysers = cache
+    result = await svc.search.run(_analyse, svc, cache, text, depth)
+    return JSONResponse(result)
