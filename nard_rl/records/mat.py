@@ -130,19 +130,20 @@ def parse_mat(text: str, source: str = "<text>") -> MatchRecord:
                 length = 0
                 continue
             raise RecordError(
-                f"{source}: line {lineno}: expected 'N point match' or 'Game 1', got {stripped!r}"
+                f"{source}: line {lineno}: expected 'N point match' or 'Game 1', "
+                f"got {stripped[:80]!r}"
             )
         if expect_players:
             m = _PLAYERS.match(line)
             if not m:
                 raise RecordError(
                     f"{where}: line {lineno}: expected the two players and their scores "
-                    f"('Alice : 0   Bob : 0'), got {stripped!r}"
+                    f"('Alice : 0   Bob : 0'), got {stripped[:80]!r}"
                 )
             pair = (m.group(1).strip(), m.group(3).strip())
             if any(":" in name for name in pair):
                 raise RecordError(
-                    f"{where}: line {lineno}: a game is between two players, got {stripped!r}"
+                    f"{where}: line {lineno}: a game is between two players, got {stripped[:80]!r}"
                 )
             if names is None:
                 names = pair
