@@ -1,6 +1,8 @@
 """``nard serve``: the HTTP API, the web board and gnubg's external-player protocol.
 
-Settings come from the defaults, then ``--config FILE`` (JSON or TOML), then the flags.
+Settings come from the defaults, then ``--config FILE`` (JSON or TOML), then the flags;
+every setting of ``nard_rl.server.config.ServerConfig`` (limits and timeouts included) can
+be given in the file, the common ones as flags too.  docs/serving.md lists them.
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--net", help="evaluator: 'default' or a checkpoint path")
     parser.add_argument("--rules", choices=("standard", "mars"), help="default rule set")
     parser.add_argument("--ply", type=int, help="default lookahead of hints and plays (0..3)")
+    parser.add_argument(
+        "--max-ply", type=int, help="deepest lookahead a request may ask for (default 2)"
+    )
     parser.add_argument("--cube-ply", type=int, help="lookahead of cube decisions (default 1)")
     parser.add_argument(
         "--cube-rollout",
@@ -73,6 +78,7 @@ def _config(args: argparse.Namespace) -> ServerConfig:
         net=args.net,
         rules=args.rules,
         ply=args.ply,
+        max_ply=args.max_ply,
         cube_ply=args.cube_ply,
         cube_rollout=args.cube_rollout,
         external_ply=args.external_ply,
@@ -94,9 +100,11 @@ def app_from_env() -> FastAPI:
 
     from nard_rl.server.app import create_app
     from nard_rl.server.config import ServerConfig
+    from nard_rl.server.http import uvicorn_options
 
     cfg = ServerConfig().updated(json.loads(os.environ[_APP_ENV]))
     torch.set_num_threads(cfg.torch_threads)
+    uvicorn_options(cfg)  # this worker's connection limits (the protocol's head deadline)
     return create_app(cfg)
 
 
@@ -124,10 +132,18 @@ def run(args: argparse.Namespace) -> int:
             log = stack.enter_context(open(cfg.gnubg_log, "a")) if cfg.gnubg_log else None
             asyncio.run(
                 serve_forever(
-                    analyzer, cfg.gnubg_host, cfg.gnubg_external, log, ply=cfg.external_ply
+                    analyzer,
+                    cfg.gnubg_host,
+                    cfg.gnubg_external,
+                    log,
+                    ply=cfg.external_ply,
+                    config=cfg,
                 )
             )
         return 0
+    from nard_rl.server.http import uvicorn_options
+
+    limits = uvicorn_options(cfg)
     print(f"nard serve: http://{cfg.host}:{cfg.port}/ (API docs at /docs)", flush=True)
     if cfg.workers > 1:
         import dataclasses
@@ -141,9 +157,10 @@ def run(args: argparse.Namespace) -> int:
             port=cfg.port,
             workers=cfg.workers,
             log_level=args.log_level,
+            **limits,
         )
         return 0
     from nard_rl.server.app import create_app
 
-    uvicorn.run(create_app(cfg), host=cfg.host, port=cfg.port, log_level=args.log_level)
+    uvicorn.run(create_app(cfg), host=cfg.host, port=cfg.port, log_level=args.log_level, **limits)
     return 0
