@@ -58,7 +58,7 @@ MODES = ("position", "plays", "cube")
 DEFAULT_CANDIDATES = 5
 """Plays rolled out in ``plays`` mode (the best by 0-ply ranking)."""
 MAX_CANDIDATES = 32
-CHUNK_TRIALS = 216
+CHUNK_TRIALS = 72
 """Trials per chunk: progress and cancellation are checked between chunks."""
 
 VR_AUTO = "auto"

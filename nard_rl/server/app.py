@@ -36,6 +36,7 @@ from nard_rl.server import (
     routes_analyze,
     routes_health,
     routes_hint,
+    routes_rollout,
     routes_sessions,
     routes_wildbg,
 )
@@ -258,6 +259,7 @@ def create_app(config: ServerConfig | None = None, analyzer: Analyzer | None = N
     app.include_router(routes_hint.router)
     app.include_router(routes_sessions.router)
     app.include_router(routes_wildbg.router)
+    app.include_router(routes_rollout.router)
     app.include_router(routes_analyze.router)
     app.include_router(docs.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

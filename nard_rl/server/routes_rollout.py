@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import JSONResponse
 
 from nard_rl.rollout import RolloutSettings
 from nard_rl.rollout_jobs import (
@@ -48,7 +49,6 @@ from nard_rl.rollout_jobs import (
     resolve_variance_reduction,
     run,
 )
-from nard_rl.server.services import JSONResponse
 from nard_rl.server.state import POSITION_FIELDS, state_from_request
 
 router = APIRouter(tags=["rollout"])
