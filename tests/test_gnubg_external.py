@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
+import socket
+import struct
 import subprocess
 import sys
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -21,6 +26,7 @@ from hypothesis import strategies as st
 from nard_rl.engine.game import Game
 from nard_rl.engine.position import START_BOARD
 from nard_rl.server.analysis import Analyzer
+from nard_rl.server.config import ServerConfig
 from nard_rl.server.gnubg_external import decide, parse_board_line, start_gnubg_server
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -215,3 +221,78 @@ def test_gnubg_plays_money_games_and_a_match(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "all checks passed" in result.stdout
+
+
+def _port_session(analyzer: Analyzer, config: Any, script: Any) -> Any:
+    """Run ``script(port)`` against a fresh gnubg port with ``config``'s limits."""
+
+    async def main() -> Any:
+        server = await start_gnubg_server(analyzer, "127.0.0.1", 0, config=config)
+        port = server.sockets[0].getsockname()[1]
+        try:
+            return await script(port)
+        finally:
+            server.close()
+            await server.wait_closed()
+
+    return asyncio.run(main())
+
+
+def test_a_long_line_gets_one_answer(analyzer: Analyzer) -> None:
+    """A 1 MB line was answered 125 times (once per 8 KB read); now once, and the next
+    line is read as a line of its own."""
+
+    async def script(port: int) -> list[bytes]:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(
+            b"board:" + b"x" * 1_000_000 + b"\n" + board_line(dice=(6, 5)).encode() + b"\n"
+        )
+        await writer.drain()
+        answers = [await asyncio.wait_for(reader.readline(), 120) for _ in range(2)]
+        writer.close()
+        rest = await asyncio.wait_for(reader.read(), 10)  # nothing more was sent
+        return [*answers, rest]
+
+    answers = _port_session(analyzer, ServerConfig(), script)
+    assert answers[0].startswith(b"Error: line too long") and answers[1] == b"24/13\n"
+    assert answers[2] == b""
+
+
+def test_abrupt_disconnects_log_nothing_and_slow_peers_are_dropped(
+    analyzer: Analyzer, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = ServerConfig(gnubg_idle_s=0.5, gnubg_line_timeout_s=0.5, gnubg_max_connections=2)
+
+    async def script(port: int) -> list[Any]:
+        out: list[Any] = []
+        lines = [board_line(dice=(6, 5)).encode(), b"board:" + b"x" * 300_000, b"garbage"]
+        for line in lines:  # a question, then a reset (SO_LINGER 0) before the answer
+            sock = socket.create_connection(("127.0.0.1", port))
+            sock.sendall(line + b"\n")
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            sock.close()
+        await asyncio.sleep(1.0)
+        t0 = time.monotonic()  # silent: closed after the idle time
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        out.append(await asyncio.wait_for(reader.read(), 10))
+        out.append(time.monotonic() - t0)
+        writer.close()
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"board:1:2:3")  # a line that never ends
+        t0 = time.monotonic()
+        out.append(await asyncio.wait_for(reader.read(), 10))
+        out.append(time.monotonic() - t0)
+        writer.close()
+        held = [await asyncio.open_connection("127.0.0.1", port) for _ in range(2)]
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)  # one too many
+        out.append(await asyncio.wait_for(reader.read(), 2))
+        for _, w in [*held, (reader, writer)]:
+            w.close()
+        return out
+
+    with caplog.at_level(logging.DEBUG, logger="asyncio"):
+        idle, idle_s, partial, partial_s, refused = _port_session(analyzer, config, script)
+    assert idle == b"" and 0.4 < idle_s < 5
+    assert partial == b"" and 0.4 < partial_s < 5
+    assert refused == b""
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text

@@ -266,6 +266,8 @@ async def start_gnubg_server(
         open_connections += 1
         try:
             await _handle(analyzer, run, reader, writer, transcript, ply, limits)
+        except asyncio.CancelledError:
+            return  # the server is shutting down: the connection is closed, nothing to log
         finally:
             open_connections -= 1
 
