@@ -24,6 +24,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import torch
 
+from nard_rl.checkpoint_paths import resolve_checkpoint, shipped_dir
 from nard_rl.encoding import get_encoding
 from nard_rl.engine.batch import outcomes
 from nard_rl.engine.bearoff import BearoffDatabase, get_bearoff_database
@@ -188,18 +189,14 @@ rule set with its own bear-off (mars, R29) has ``nard-race-<rules>.pt``."""
 
 def race_checkpoint_path(rules: RuleSet | str = "standard") -> Path | None:
     """The shipped race net of a rule set, or None when this install has none."""
-    from nard_rl.net_player import default_checkpoint_path
-
     rs = get_rules(rules)
     name = RACE_CHECKPOINT if rs.name == "standard" else f"nard-race-{rs.name}.pt"
-    path = default_checkpoint_path().parent / name
+    path = shipped_dir() / name
     return path if path.is_file() else None
 
 
 def _checkpoint_path(spec: str, rules: RuleSet) -> Path:
     """``default`` resolves to the shipped net; anything else is a checkpoint path."""
-    from nard_rl.net_player import resolve_checkpoint
-
     return resolve_checkpoint(spec, rules)
 
 

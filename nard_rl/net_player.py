@@ -8,12 +8,17 @@ spec (``nard agent``, ``nard evaluate``, the environments) takes a checkpoint pa
 from __future__ import annotations
 
 from collections.abc import Sequence
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from nard_rl.checkpoint_paths import (  # noqa: F401  (their old home's names)
+    DEFAULT_CHECKPOINT,
+    RULE_SET_DEFAULTS,
+    default_checkpoint_path,
+    resolve_checkpoint,
+)
 from nard_rl.cube import CubeDecision, CubeState, cube_decision, cube_efficiency
 from nard_rl.encoding import get_encoding
 from nard_rl.engine.batch import segment_argmax
@@ -29,42 +34,6 @@ from nard_rl.players.base import (
     split_ply,
     split_race,
 )
-
-DEFAULT_CHECKPOINT = "nard-default.pt"
-RULE_SET_DEFAULTS = {"mars": "nard-mars.pt"}
-"""Shipped nets trained for one rule set, used by ``default`` under it when present."""
-
-
-def default_checkpoint_path(rules: RuleSet | str | None = None) -> Path:
-    """The shipped net for a rule set: ``checkpoints/nard-<rules>.pt`` when one is shipped
-    (e.g. ``nard-mars.pt``), else ``checkpoints/nard-default.pt`` (packaged as
-    ``nard_rl.checkpoints``)."""
-    root = resources.files("nard_rl.checkpoints")
-    name = RULE_SET_DEFAULTS.get(get_rules(rules).name)
-    if name is not None:
-        specific = Path(str(root / name))
-        if specific.is_file():
-            return specific
-    path = Path(str(root / DEFAULT_CHECKPOINT))
-    if not path.is_file():
-        raise FileNotFoundError(f"the shipped network {path} is missing from this install")
-    return path
-
-
-def resolve_checkpoint(spec: str | Path, rules: RuleSet | str | None = None) -> Path:
-    """The one resolution of a net spec to a file: ``default`` is the shipped net of the
-    rule set (``default_checkpoint_path``), anything else a checkpoint path that must
-    exist.  Every command, player and evaluator goes through here."""
-    if isinstance(spec, str) and spec == "default":
-        return default_checkpoint_path(rules)
-    if not isinstance(spec, (str, Path)) or not str(spec):
-        raise ValueError(f"a net is 'default' or a checkpoint path, got {spec!r}")
-    path = Path(spec)
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"checkpoint not found: no checkpoint at {path} (a net is 'default' or a .pt path)"
-        )
-    return path
 
 
 class NetworkPlayer(Player):

@@ -500,8 +500,8 @@ def train_race_net(
 ) -> dict[str, Any]:
     """Run (or resume) a race-net training into ``out``; ``<stem>.positions.npz`` next to
     it keeps the collected positions.  Returns the last history entry."""
+    from nard_rl.checkpoint_paths import default_checkpoint_path
     from nard_rl.evaluator import NetEvaluator
-    from nard_rl.net_player import default_checkpoint_path
 
     out = Path(out)
     rules = get_rules(cfg.rules)

@@ -288,8 +288,8 @@ def test_r28_default_under_mars_is_the_shipped_mars_net() -> None:
     command and route resolves it here), and the standard net otherwise."""
     import torch
 
+    from nard_rl.checkpoint_paths import default_checkpoint_path, resolve_checkpoint
     from nard_rl.evaluator import load_evaluator
-    from nard_rl.net_player import default_checkpoint_path, resolve_checkpoint
 
     mars, standard = default_checkpoint_path("mars"), default_checkpoint_path("standard")
     assert mars.name == "nard-mars.pt" and standard.name == "nard-default.pt"
@@ -301,3 +301,16 @@ def test_r28_default_under_mars_is_the_shipped_mars_net() -> None:
     p_mars = load_evaluator("default", rules="mars").probabilities(after)
     p_standard = load_evaluator("default", rules="standard").probabilities(after)
     assert not np.allclose(p_mars, p_standard, atol=1e-4)
+
+
+def test_r28_pipeline_and_train_init_default_is_the_rule_sets_net(tmp_path: Path) -> None:
+    """``nard pipeline rules=mars init=default`` (and ``nard train``'s ``init``) start from
+    the mars net, not the standard one; a missing path names the ``init`` it came from."""
+    from nard_rl.checkpoint_paths import resolve_checkpoint
+    from nard_rl.supervised.pipeline import _init_path
+
+    assert _init_path("default", "mars").name == "nard-mars.pt"
+    assert _init_path("default", "standard").name == "nard-default.pt"
+    assert resolve_checkpoint("default", "mars").name == "nard-mars.pt"
+    with pytest.raises(FileNotFoundError, match=r"init=.*nope\.pt"):
+        _init_path(str(tmp_path / "nope.pt"), "mars")

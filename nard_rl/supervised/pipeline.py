@@ -253,7 +253,7 @@ def _run_stages(conf: dict[str, Any], ctx: DistContext | None) -> Path:
     if conf["stage"] == "promote":  # acts on a finished gate; never starts a run
         return promote(run, conf.get("note"))
     if not best.exists():
-        init = _init_path(conf["init"])
+        init = _init_path(conf["init"], _rules(conf))
         # the spec as given (``default`` or the user's path), not where it resolved to
         _copy_checkpoint(init, best, {"stage": "init", "from": conf["init"], "config": conf})
         _log(f"generation 0: {init}")
@@ -356,15 +356,15 @@ def _deposit(run: Path, g: int, best: Path, shards: Path, conf: dict[str, Any]) 
     _log(f"generation {g}: {len(paths)} shards kept in {folder}")
 
 
-def _init_path(spec: str) -> Path:
-    if spec == "default":
-        from nard_rl.net_player import default_checkpoint_path
+def _init_path(spec: str, rules: str) -> Path:
+    """Generation 0: ``default`` is the run's rule set's shipped net (``nard-mars.pt``
+    under ``rules=mars``), anything else a checkpoint path."""
+    from nard_rl.checkpoint_paths import resolve_checkpoint
 
-        return default_checkpoint_path()
-    path = Path(spec)
-    if not path.is_file():
-        raise FileNotFoundError(f"init checkpoint not found: {path}")
-    return path
+    try:
+        return resolve_checkpoint(spec, rules)
+    except FileNotFoundError as exc:
+        raise FileNotFoundError(f"init={spec}: {exc}") from None
 
 
 def _fit_generation(
