@@ -17,7 +17,6 @@ from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
@@ -35,14 +34,7 @@ from nard_rl.distributed import (
 from nard_rl.encoding import get_encoding
 from nard_rl.engine.rules import get_rules
 from nard_rl.evaluation import play_match
-from nard_rl.network import (
-    CheckpointError,
-    NetSpec,
-    check_state_dict,
-    checkpoint_spec,
-    load_checkpoint,
-    save_checkpoint,
-)
+from nard_rl.network import NetSpec, load_checkpoint, save_checkpoint
 from nard_rl.progress import progress_bar
 from nard_rl.runlock import RunLock, refuse_existing
 from nard_rl.selfplay import SelfPlay
@@ -67,42 +59,12 @@ def _init_weights(net: torch.nn.Module, spec: NetSpec, init: str, verbose: bool)
 
     path = resolve_checkpoint(init, spec.rules)  # default: the rule set's own shipped net
     ckpt = load_checkpoint(path, map_location="cpu")
-    other = checkpoint_spec(path, ckpt)
+    other = NetSpec.from_dict(ckpt["spec"])
     if replace(other, rules=spec.rules) != spec:
         raise ValueError(f"init={init}: {path} is a different network ({ckpt['spec']})")
-    check_state_dict(path, spec.build, ckpt["model"])
     net.load_state_dict(ckpt["model"])
     if verbose:
         print(f"initial weights from {path} ({other.rules} rules, {int(ckpt['games']):,} games)")
-
-
-def _resume(
-    path: Path,
-    spec: NetSpec,
-    net: torch.nn.Module,
-    opt: torch.optim.Optimizer,
-    ctx: DistContext,
-    seed: int,
-) -> tuple[int, int, list[dict[str, Any]], np.random.Generator]:
-    """Load a run's state from ``path`` into ``net`` and ``opt``: ``(games, step, history,
-    rng)``.  A file that is no checkpoint of this network, or whose optimiser or random
-    states do not load, raises ``CheckpointError`` naming it (never a raw traceback)."""
-    ckpt = load_checkpoint(path, map_location="cpu")  # states go where they belong
-    if checkpoint_spec(path, ckpt) != spec:
-        raise CheckpointError(f"{path} has a different network spec: {ckpt['spec']}")
-    check_state_dict(path, spec.build, ckpt["model"])
-    net.load_state_dict(ckpt["model"])
-    try:
-        if "optimizer" in ckpt:
-            opt.load_state_dict(ckpt["optimizer"])
-        games = int(ckpt["games"])
-        extra = ckpt.get("extra", {})
-        history = list(extra.get("history", [{"from_games": 0, "config": ckpt["config"]}]))
-        rng = restore_rngs(extra, ctx, seed, games)
-    except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as exc:
-        why = f"{type(exc).__name__}: {exc}".splitlines()[0]
-        raise CheckpointError(f"{path}: cannot resume from it ({why})") from None
-    return games, int(ckpt["step"]), history, rng
 
 
 def claim_run(run: Path, conf: Mapping[str, Any]) -> RunLock | None:
@@ -188,7 +150,17 @@ def _train(c: TrainConfig, run: Path, ctx: DistContext) -> Path:
             if ctx.is_main:
                 print(f"resume=auto: no checkpoint in {ckpt_dir} yet, starting fresh")
         else:
-            games_done, step, history, rng = _resume(path, spec, net, opt, ctx, seed)
+            ckpt = load_checkpoint(path, map_location="cpu")  # states go where they belong
+            if NetSpec.from_dict(ckpt["spec"]) != spec:
+                raise ValueError(f"{path} has a different network spec: {ckpt['spec']}")
+            net.load_state_dict(ckpt["model"])
+            if "optimizer" in ckpt:
+                opt.load_state_dict(ckpt["optimizer"])
+            games_done = int(ckpt["games"])
+            step = int(ckpt["step"])
+            extra = ckpt.get("extra", {})
+            history = list(extra.get("history", [{"from_games": 0, "config": ckpt["config"]}]))
+            rng = restore_rngs(extra, ctx, seed, games_done)
             if ctx.is_main:
                 print(f"resumed from {path} at {games_done:,} games")
     if c.init and games_done == 0:
