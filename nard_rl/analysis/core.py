@@ -132,6 +132,10 @@ class Decision:
     alternatives: list[dict[str, Any]] = field(default_factory=list)
     cube_equities: dict[str, float | None] | None = None
     ply: int = 0
+    match: dict[str, Any] | None = None
+    """The score from the deciding player's view (``board``'s side on roll): ``length``,
+    ``score`` [on roll, other] and ``crawford``, as ``/v1/hint`` reads it; None in money
+    play."""
 
     @property
     def mark(self) -> str | None:
@@ -244,6 +248,12 @@ class _Context:
         self.half = (win - lose) / 2.0
         self.mid = (win + lose) / 2.0
         self.mwc = None if self.match is None else score_utility(rules, self.cube, self.match)
+
+    def match_dict(self) -> dict[str, Any] | None:
+        m = self.match
+        if m is None:
+            return None
+        return {"length": m.length, "score": [m.score_me, m.score_opp], "crawford": m.crawford}
 
     def norm(self, values: np.ndarray | float) -> np.ndarray:
         return (np.asarray(values, dtype=np.float64) - self.mid) / self.half
@@ -418,6 +428,7 @@ class MatchAnalyser:
                         else float(ctx.utility(played_probs[None, :])[0]),
                         alternatives=alts,
                         ply=best.ply,
+                        match=ctx.match_dict(),
                     )
                 )
             if after_probs is None:  # forced or no play: 0-ply of the result
@@ -505,6 +516,7 @@ class MatchAnalyser:
                 cube_equities={k2: round(float(v), 4) for k2, v in eqs.items()},
                 ply=int(plies[k]),
                 dice=None,
+                match=ctx.match_dict(),
             )
             if close:
                 out.append(

@@ -131,7 +131,7 @@ def parse_mat(text: str, source: str = "<text>") -> MatchRecord:
                 continue
             raise RecordError(
                 f"{source}: line {lineno}: expected 'N point match' or 'Game 1', "
-                f"got {stripped[:80]!r}"
+                f"got {stripped[:80]!r}: not a .mat match file"
             )
         if expect_players:
             m = _PLAYERS.match(line)

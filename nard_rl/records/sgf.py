@@ -55,6 +55,15 @@ def _trees(text: str, source: str) -> list[list[dict[str, list[str]]]]:
             while True:
                 m = _PROP.match(text, i)
                 if not m:
+                    rest = text[i:].lstrip()
+                    if rest[:1].isalpha():  # a property whose value does not close
+                        if "]" not in rest:
+                            raise RecordError(
+                                f"{source}: the file ends inside a property (truncated?)"
+                            )
+                        raise RecordError(
+                            f"{source}: unreadable property at character {i}: {rest[:40]!r}"
+                        )
                     break
                 values = [
                     v.replace("\\]", "]").replace("\\\\", "\\") for v in _VALUE.findall(m.group(2))

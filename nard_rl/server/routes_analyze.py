@@ -7,7 +7,8 @@ object ``{"match": "<file text>", "ply": N}``; ``?ply=N`` also sets the lookahea
 ``MAX_MATCH_BYTES`` gets 413, a file that cannot be read or replayed 400 with the
 reader's message (game, move number and text).  The analysis runs on the search queue,
 one at a time, with its own search caches (``MatchAnalyser``) over the server's
-evaluator.
+evaluator.  ``POST /v1/analyze/chart`` draws the winning-chance chart of an analysis
+(PNG), ``GET /analysis`` is the web page that uses both.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import json
 from typing import Any
 
 from fastapi import APIRouter, Request
+from fastapi.responses import FileResponse, Response
 
+from nard_rl.server.routes_health import STATIC
 from nard_rl.server.services import JSONResponse, ServicesDep, error_response
 
 MAX_MATCH_BYTES = 256 * 1024
@@ -67,3 +70,36 @@ async def analyze(request: Request, svc: ServicesDep, ply: int | None = None) ->
         request.app.state.match_analysers = cache
     result = await svc.search.run(_analyse, svc, cache, text, depth)
     return JSONResponse(result)
+
+
+@router.post("/v1/analyze/chart", response_model=None)
+async def analyze_chart(request: Request, svc: ServicesDep) -> Response:
+    """The winning-chance chart (PNG, matplotlib) of an analysis that ``/v1/analyze``
+    returned, posted back as it came: what the web board shows."""
+    from nard_rl.analysis.report import chart_png
+
+    body = await request.body()
+    if len(body) > 4 * MAX_MATCH_BYTES:
+        return error_response(413, f"analysis over {4 * MAX_MATCH_BYTES} bytes")
+    try:
+        result = json.loads(body)
+        names = result["names"]
+        timeline = result["timeline"]
+        if not (isinstance(names, list) and len(names) == 2 and isinstance(timeline, list)):
+            raise TypeError
+    except (json.JSONDecodeError, KeyError, TypeError):
+        raise ValueError("expected the JSON object /v1/analyze returned") from None
+
+    def draw() -> bytes:
+        try:
+            return chart_png(result)
+        except (KeyError, TypeError, IndexError) as exc:
+            raise ValueError(f"not an analysis from /v1/analyze: {exc!r}") from None
+
+    return Response(await svc.search.run(draw), media_type="image/png")
+
+
+@router.get("/analysis", include_in_schema=False)
+async def analysis_page() -> FileResponse:
+    """The match-analysis page of the web board (upload, decisions, chart, rollout)."""
+    return FileResponse(STATIC / "analysis.html")
