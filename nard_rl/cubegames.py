@@ -40,7 +40,7 @@ from nard_rl.engine.position import flip_boards
 from nard_rl.engine.rules import RuleSet, get_rules, result_points
 from nard_rl.evaluation import pair_dice
 from nard_rl.met import MatchScore
-from nard_rl.players.base import Player, is_checkpoint_spec, make_player
+from nard_rl.players.base import Player, make_player, parse_player_spec
 
 MAX_TURNS = 4000
 """Turns of one block beyond which something is wrong (a match of 25 points lasts far
@@ -208,9 +208,10 @@ def make_cube_bot(
         raise ValueError(f"the {r.name} rule set has no doubling cube (R28)")
     player = make_player(spec, rules=r, seed=seed)
     name = getattr(player, "name", spec)
-    if spec.strip().startswith("gnubg"):
+    parsed = parse_player_spec(spec)
+    if parsed.name == "gnubg":
         return CubeBot(name, player, GnubgPolicy(player))
-    if is_checkpoint_spec(spec):
+    if parsed.is_network:
         policy = cube_policy(spec, rules=r, cube_ply=cube_ply, efficiency=efficiency, refine=refine)
         return CubeBot(name, player, policy)
     return CubeBot(name, player, FixedPolicy())
@@ -228,14 +229,12 @@ def cube_policy(
     suffix, the checker-play depth, is ignored)."""
     from nard_rl.evaluator import load_evaluator
 
-    base = spec.strip()
-    if ":" in base:
-        base = base.rpartition(":")[0]
-    if not is_checkpoint_spec(base):
+    parsed = parse_player_spec(spec)
+    if not parsed.is_network:
         raise ValueError(f"cube decisions need a network ('default' or a .pt), got {spec!r}")
     r = get_rules(rules)
     advisor = CubeAdvisor(
-        load_evaluator(base, rules=r),
+        load_evaluator(parsed.name, rules=r),
         ply=cube_ply,
         rules=r,
         efficiency=efficiency,

@@ -31,7 +31,7 @@ from nard_rl.engine.bearoff import BearoffDatabase, get_bearoff_database
 from nard_rl.engine.classify import BEAROFF, CONTACT, RACE, classify
 from nard_rl.engine.rules import RuleSet, get_rules
 from nard_rl.network import EquityNet, NetSpec, load_network
-from nard_rl.players.base import RACE_SUFFIX, split_race
+from nard_rl.players.base import RACE_SUFFIX, parse_player_spec
 from nard_rl.race_net import RaceEvaluator, load_race_net
 
 __all__ = [
@@ -220,7 +220,13 @@ def load_evaluator(
     """
     if not isinstance(spec, str) or not spec:
         raise ValueError(f"evaluator spec must be a non-empty string, got {spec!r}")
-    spec, with_race = split_race(spec)
+    parsed = parse_player_spec(spec)
+    if parsed.ply is not None:
+        raise ValueError(
+            f"evaluator spec {spec!r} names a search depth: an evaluator is 0-ply "
+            "(a player spec 'NET:PLY' searches it, nard_rl.search)"
+        )
+    spec, with_race = parsed.path, parsed.race_net
     if with_race:
         if race_net is False:
             raise ValueError(f"{spec}{RACE_SUFFIX} asks for the race net but race_net=False")

@@ -27,13 +27,7 @@ from nard_rl.engine.rules import RuleSet, get_rules
 from nard_rl.evaluator import CompositeEvaluator, Evaluator, NetEvaluator, load_evaluator
 from nard_rl.met import MatchScore
 from nard_rl.network import EquityNet, NetSpec, cubeless_equity, load_network, swap_sides
-from nard_rl.players.base import (
-    RACE_SUFFIX,
-    Player,
-    register_player_factory,
-    split_ply,
-    split_race,
-)
+from nard_rl.players.base import RACE_SUFFIX, Player, parse_player_spec, register_player_factory
 
 
 class NetworkPlayer(Player):
@@ -132,17 +126,18 @@ class NetworkPlayer(Player):
 def _factory(spec: str, *, rules: RuleSet | str = "standard", seed: int | None = None) -> Player:
     """``default`` / ``PATH.pt``: the net at 0-ply; with ``:PLY`` (``default:1``) a
     ``nard_rl.search.SearchPlayer`` over the spec's evaluator, searching PLY deep."""
-    name, ply = split_ply(spec)
-    if ply is None:
-        return NetworkPlayer.from_evaluator(load_evaluator(spec, rules=rules))
+    parsed = parse_player_spec(spec)
+    if parsed.ply is None:
+        return NetworkPlayer.from_evaluator(load_evaluator(parsed.name, rules=rules))
     from nard_rl.search import Search, SearchPlayer, check_ply
 
-    check_ply(ply)
-    path, with_race = split_race(name)
-    resolve_checkpoint(path, rules)  # a missing checkpoint fails here, naming the spec
-    label = name if path == "default" else Path(path).stem + (RACE_SUFFIX if with_race else "")
-    search = Search(load_evaluator(name, rules=rules))
-    return SearchPlayer(search, ply, name=f"{label}:{ply}")
+    check_ply(parsed.ply)
+    resolve_checkpoint(parsed.path, rules)  # a missing checkpoint fails here, naming the spec
+    label = parsed.name
+    if parsed.path != "default":
+        label = Path(parsed.path).stem + (RACE_SUFFIX if parsed.race_net else "")
+    search = Search(load_evaluator(parsed.name, rules=rules))
+    return SearchPlayer(search, parsed.ply, name=f"{label}:{parsed.ply}")
 
 
 register_player_factory("checkpoint", _factory)

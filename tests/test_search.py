@@ -24,7 +24,7 @@ from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.engine.rules import RuleSet, cubeless_equity, get_rules, swap_sides
 from nard_rl.evaluator import exact_finished
 from nard_rl.players import make_player
-from nard_rl.players.base import is_checkpoint_spec, split_ply
+from nard_rl.players.base import PlayerSpec, parse_player_spec
 from nard_rl.search import (
     _REPLIES_PER_ROLL,
     DEFAULT_MAX_ROWS,
@@ -274,14 +274,23 @@ def test_ply_and_arguments_are_validated(ev: LinearEvaluator) -> None:
 
 
 def test_spec_parsing() -> None:
-    assert split_ply("default") == ("default", None)
-    assert split_ply("default:1") == ("default", 1)
-    assert split_ply("runs/x/last.pt:2") == ("runs/x/last.pt", 2)
-    for bad in ("default:x", "default:-1", "default:", "a.pt:1.5"):
+    assert parse_player_spec(" default ") == PlayerSpec(
+        "default", "default", "default", False, None
+    )
+    assert parse_player_spec("default:1") == PlayerSpec("default:1", "default", "default", False, 1)
+    assert parse_player_spec("runs/x/last.pt+race:2") == PlayerSpec(
+        "runs/x/last.pt+race:2", "runs/x/last.pt+race", "runs/x/last.pt", True, 2
+    )
+    for bad in ("default:x", "default:-1", "default:", "a.pt:1.5", "gnubg:two", "x.pt+race:²"):
         with pytest.raises(ValueError, match="whole number"):
-            split_ply(bad)
-    assert is_checkpoint_spec("default:2") and is_checkpoint_spec("a/b.pt:0")
-    assert not is_checkpoint_spec("gnubg:2") and not is_checkpoint_spec("pubeval")
+            parse_player_spec(bad)
+    assert parse_player_spec("default:2").is_network and parse_player_spec("a/b.pt:0").is_network
+    gnubg = parse_player_spec("gnubg:2")
+    assert (gnubg.name, gnubg.ply, gnubg.is_network) == ("gnubg", 2, False)
+    assert not parse_player_spec("pubeval").is_network
+    # after another name the ':' is the factory's own argument, kept in the name
+    mine = parse_player_spec("mine:fast")
+    assert (mine.name, mine.head, mine.ply) == ("mine:fast", "mine", None)
 
 
 def test_make_player_builds_search_players() -> None:

@@ -328,12 +328,13 @@ def test_gate_with_the_race_net_plays_both_nets_with_it(tmp_path: Path) -> None:
 
 def test_race_suffix_pairs_a_checkpoint_with_the_race_net(tmp_path: Path) -> None:
     from nard_rl.evaluator import CompositeEvaluator
-    from nard_rl.players.base import is_checkpoint_spec, make_player, split_race
+    from nard_rl.players.base import make_player, parse_player_spec
 
     path = _save(tmp_path / "c.pt", _net(3), _spec())
-    assert split_race(f"{path}+race") == (str(path), True)
-    assert split_race(str(path)) == (str(path), False)
-    assert is_checkpoint_spec(f"{path}+race:1") and not is_checkpoint_spec("pubeval+race")
+    paired_spec = parse_player_spec(f"{path}+race:1")
+    assert (paired_spec.path, paired_spec.race_net, paired_spec.ply) == (str(path), True, 1)
+    assert paired_spec.is_network and not parse_player_spec(str(path)).race_net
+    assert not parse_player_spec("pubeval+race").is_network
     plain = load_evaluator(str(path))
     paired = load_evaluator(f"{path}+race")
     assert isinstance(paired, CompositeEvaluator)

@@ -50,7 +50,7 @@ from nard_rl.commands.common import (
 from nard_rl.engine.movegen import legal_afterstates
 from nard_rl.engine.movetext import format_steps
 from nard_rl.engine.rules import RuleSet, get_rules
-from nard_rl.players.base import Player, is_checkpoint_spec, make_player
+from nard_rl.players.base import Player, make_player, parse_player_spec
 from nard_rl.server.jsonl import serve_lines
 
 NAME = "agent"
@@ -175,7 +175,7 @@ def serve(
 def run(args: argparse.Namespace) -> int:
     try:
         rules = get_rules(args.rules)
-        if args.threads > 0 and is_checkpoint_spec(args.player):
+        if args.threads > 0 and parse_player_spec(args.player).is_network:
             import torch
 
             torch.set_num_threads(args.threads)

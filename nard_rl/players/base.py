@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -99,42 +100,70 @@ def _load_network_factory() -> PlayerFactory | Callable[..., Player] | None:
     return _FACTORIES.get("checkpoint")
 
 
-def split_ply(spec: str) -> tuple[str, int | None]:
-    """``NAME:PLY`` -> ``(NAME, PLY)``; a spec without ``:`` -> ``(spec, None)``.
-
-    The one parser of the optional search depth of a spec (``default:1``, ``x.pt:2``);
-    the range a player accepts is checked by the player itself.
-    """
-    name, sep, arg = spec.strip().rpartition(":")
-    if not sep:
-        return spec.strip(), None
-    if not arg.isdigit():
-        raise ValueError(f"the ply after ':' must be a whole number >= 0, got {arg!r} in {spec!r}")
-    return name, int(arg)
-
-
 RACE_SUFFIX = "+race"
+"""Pairs a checkpoint's net (for contact) with the rule set's shipped race net, as the
+default player pairs its own: how a pipeline candidate labelled with the race net is meant
+to play, and the only fair way to judge it."""
 
 
-def split_race(name: str) -> tuple[str, bool]:
-    """``PATH.pt+race`` -> ``(PATH.pt, True)``, anything else -> ``(name, False)``.
+@dataclass(frozen=True)
+class PlayerSpec:
+    """A player spec parsed once: ``NAME[+race][:PLY]`` (``default``, ``runs/x/best.pt+race:1``,
+    ``gnubg:2``, ``pubeval``).  Every reader of a spec (``make_player``, the network
+    factory, ``load_evaluator``, the cube bots, the commands) asks this instead of cutting
+    the string itself, so ``+race`` and ``:PLY`` mean the same everywhere."""
 
-    The suffix pairs a checkpoint's net (for contact) with the rule set's shipped race
-    net, as the default player pairs its own: how a pipeline candidate labelled with the
-    race net is meant to play, and the only fair way to judge it.
-    """
-    text = name.strip()
-    if text.endswith(RACE_SUFFIX):
-        return text[: -len(RACE_SUFFIX)], True
-    return text, False
+    text: str
+    """The spec as given, stripped."""
+    name: str
+    """The spec without its ``:PLY`` (``runs/x/best.pt+race``): what ``load_evaluator``
+    takes for a network."""
+    path: str
+    """``name`` without ``+race``: ``default`` or a checkpoint path for a network."""
+    race_net: bool
+    """``+race``: pair the checkpoint with the shipped race net."""
+    ply: int | None
+    """The search depth after ``:`` (the player checks its range), None without one."""
+
+    @property
+    def is_network(self) -> bool:
+        """A network spec: ``default`` or a path ending in ``.pt``."""
+        return _is_network(self.path)
+
+    @property
+    def head(self) -> str:
+        """What a registered factory is looked up by: the text before the first ``:``."""
+        return self.text.partition(":")[0]
 
 
-def is_checkpoint_spec(spec: str) -> bool:
-    """A network spec: ``default`` or a path ending in ``.pt``, optionally with ``+race``
-    and ``:PLY`` (``runs/x/best.pt+race:1``)."""
+def parse_player_spec(spec: str) -> PlayerSpec:
+    """The one parser of player specs.  A ``:`` followed by digits is the ply; after a
+    network or ``gnubg`` anything else there is an error (``default:x``); after other
+    names the ``:`` stays part of the name (a registered factory's own argument)."""
+    if not isinstance(spec, str):
+        raise ValueError(f"a player spec is a string, got {type(spec).__name__}")
     text = spec.strip()
-    name, _ = split_race(text.rpartition(":")[0] if ":" in text else text)
-    return name == "default" or name.endswith(".pt")
+    name, ply = text, None
+    before, sep, arg = text.rpartition(":")
+    if sep:
+        if arg.isascii() and arg.isdigit():
+            name, ply = before, int(arg)
+        elif _is_network(_strip_race(before)[0]) or before == "gnubg":
+            raise ValueError(
+                f"the ply after ':' must be a whole number >= 0, got {arg!r} in {spec!r}"
+            )
+    path, race = _strip_race(name)
+    return PlayerSpec(text=text, name=name, path=path, race_net=race, ply=ply)
+
+
+def _strip_race(name: str) -> tuple[str, bool]:
+    if name.endswith(RACE_SUFFIX):
+        return name[: -len(RACE_SUFFIX)], True
+    return name, False
+
+
+def _is_network(path: str) -> bool:
+    return path == "default" or path.endswith(".pt")
 
 
 def make_player(spec: str, *, rules: RuleSet | str = "standard", seed: int | None = None) -> Player:
@@ -143,8 +172,8 @@ def make_player(spec: str, *, rules: RuleSet | str = "standard", seed: int | Non
     net; optionally searching ``:PLY`` deep, e.g. ``default:1``) or any registered factory
     name."""
     ruleset = get_rules(rules)
-    text = spec.strip()
-    head, _, arg = text.partition(":")
+    parsed = parse_player_spec(spec)
+    text = parsed.text
     if text == "random":
         from nard_rl.players.random_player import RandomPlayer
 
@@ -153,13 +182,11 @@ def make_player(spec: str, *, rules: RuleSet | str = "standard", seed: int | Non
         from nard_rl.players.pubeval import PubevalPlayer
 
         return PubevalPlayer()
-    if head == "gnubg":
+    if parsed.name == "gnubg":
         from nard_rl.players.gnubg_player import GnubgPlayer
 
-        if arg and not arg.isdigit():
-            raise ValueError(f"gnubg ply must be a whole number, got {arg!r} in {spec!r}")
-        return GnubgPlayer(ply=int(arg) if arg else 0, rules=ruleset, seed=seed)
-    if is_checkpoint_spec(text):
+        return GnubgPlayer(ply=parsed.ply or 0, rules=ruleset, seed=seed)
+    if parsed.is_network:
         factory = _FACTORIES.get("checkpoint") or _load_network_factory()
         if factory is None:
             raise ValueError(
@@ -167,6 +194,6 @@ def make_player(spec: str, *, rules: RuleSet | str = "standard", seed: int | Non
                 "factory is registered (the network module, which needs torch, is missing)"
             )
         return factory(text, rules=ruleset, seed=seed)
-    if head in _FACTORIES:
-        return _FACTORIES[head](text, rules=ruleset, seed=seed)
+    if parsed.head in _FACTORIES:
+        return _FACTORIES[parsed.head](text, rules=ruleset, seed=seed)
     raise ValueError(f"unknown player {spec!r}; choose one of {_choices()}")
