@@ -30,8 +30,10 @@ from nard_rl.engine.batch import outcomes
 from nard_rl.engine.bearoff import BearoffDatabase, get_bearoff_database
 from nard_rl.engine.classify import BEAROFF, CONTACT, RACE, classify
 from nard_rl.engine.rules import RuleSet, get_rules
+from nard_rl.fastnet import FusedNet, supports
 from nard_rl.network import EquityNet, NetSpec, load_network
 from nard_rl.players.base import RACE_SUFFIX, parse_player_spec
+from nard_rl.pruning import Pruner, load_pruner, pruner_path
 from nard_rl.race_net import RaceEvaluator, load_race_net
 
 __all__ = [
@@ -89,6 +91,7 @@ class NetEvaluator:
         rules: RuleSet | str | None = None,
         device: torch.device | str = "cpu",
         name: str = "net",
+        fast: bool = False,
     ) -> None:
         self.net = net.to(device)
         self.spec = spec
@@ -96,18 +99,23 @@ class NetEvaluator:
         self.device = torch.device(device)
         self.enc = get_encoding(spec.encoding)
         self.name = name
+        # the compiled forward pass (nard_rl.fastnet) for frozen nets on the CPU: a copy
+        # of the weights, so a net being trained keeps the torch path (fast=False)
+        self.fused = FusedNet(net) if fast and self.device.type == "cpu" and supports(net) else None
 
     @classmethod
     def from_checkpoint(
         cls, path: str | Path, *, rules: RuleSet | str | None = None, device: str = "cpu"
     ) -> NetEvaluator:
         net, spec, _ = load_network(path, map_location=device)
-        return cls(net, spec, rules=rules, device=device, name=Path(path).stem)
+        return cls(net, spec, rules=rules, device=device, name=Path(path).stem, fast=True)
 
     def net_probabilities(self, afterstates: np.ndarray) -> np.ndarray:
         """The raw net output, no exact cases: for callers that have routed already."""
         if afterstates.shape[0] == 0:
             return np.zeros((0, 5), dtype=np.float32)
+        if self.fused is not None:
+            return self.fused(self.enc.encode(afterstates))
         x = torch.from_numpy(self.enc.encode(afterstates)).to(self.device)
         with torch.no_grad():
             return self.net(x).float().cpu().numpy()
@@ -132,6 +140,7 @@ class CompositeEvaluator:
         race: RaceEvaluator | NetEvaluator | Evaluator | None = None,
         bearoff: BearoffDatabase | None = None,
         rules: RuleSet | str | None = None,
+        pruner: Pruner | None = None,
     ) -> None:
         self.rules = get_rules(rules or contact.rules)
         if bearoff is not None and bearoff.waste_rule != self.rules.waste_rule:
@@ -143,6 +152,9 @@ class CompositeEvaluator:
         self.race = race
         self.bearoff = bearoff
         self.name = contact.name
+        self.pruner = pruner
+        """Ranks replies inside a ``nard_rl.search.Search`` over this evaluator (None: the
+        search scores every reply in full)."""
 
     def route(self, afterstates: np.ndarray) -> np.ndarray:
         """Which part answers each row: -1 finished, else a class of ``classify`` after
@@ -239,4 +251,10 @@ def load_evaluator(
         race_path = race_checkpoint_path(rs)
         if race_path is not None:
             race = load_race_net(race_path, rules=rs, bearoff=db)
-    return CompositeEvaluator(contact, race=race, bearoff=db, rules=rs)
+    # the shipped pruning net serves the default make-up (contact + race net) it was
+    # distilled from; a bare checkpoint's search scores every reply
+    pruner = None
+    prune_path = pruner_path(rs) if race is not None else None
+    if prune_path is not None:
+        pruner = load_pruner(prune_path)
+    return CompositeEvaluator(contact, race=race, bearoff=db, rules=rs, pruner=pruner)

@@ -49,6 +49,7 @@ from nard_rl.engine.position import flip_boards
 from nard_rl.engine.rules import RuleSet, cubeless_equity, get_rules, swap_sides
 from nard_rl.evaluator import Evaluator, check_afterstates, exact_finished
 from nard_rl.players.base import Player
+from nard_rl.pruning import Pruner
 
 __all__ = [
     "MAX_PLY",
@@ -177,6 +178,7 @@ class Search:
         cache_size: int = DEFAULT_CACHE_SIZE,
         utility: Utility | None = None,
         max_rows: int = DEFAULT_MAX_ROWS,
+        pruner: Pruner | bool | None = None,
     ) -> None:
         if not hasattr(evaluator, "probabilities"):
             raise TypeError(f"evaluator {evaluator!r} has no probabilities() method")
@@ -191,6 +193,11 @@ class Search:
         self.cache_size = int(cache_size)
         self.utility = utility or money_utility(self.rules)
         self._money = money_utility(self.rules)
+        # replies inside the tree are ranked by the evaluator's pruning net (if it has
+        # one) and only its best few per roll are scored in full; False: score them all
+        if pruner is None or pruner is True:
+            pruner = getattr(evaluator, "pruner", None)
+        self.pruner: Pruner | None = pruner or None
         self._cache: OrderedDict[bytes, np.ndarray] = OrderedDict()
         self.hits = 0
         self.misses = 0
@@ -272,6 +279,13 @@ class Search:
         opp = np.repeat(flip_boards(afters), k, axis=0)  # opponent to roll, its view
         dice = np.tile(ROLLS, (m, 1))
         replies, offsets = _replies(opp, dice, self.rules.waste_rule)
+        if self.pruner is not None:
+            kept = self.pruner.select(replies, offsets)
+            if not kept.all():
+                idx = np.flatnonzero(kept)
+                counts = np.bincount(_segments(offsets)[idx], minlength=offsets.shape[0] - 1)
+                offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+                replies = np.ascontiguousarray(replies[idx])
         probs0 = self._eval0(replies)
         pick = offsets[:-1] + segment_argmax(self._money(probs0), offsets)
         if ply == 1:

@@ -30,7 +30,10 @@ def _finished(opp_home: bool, opp_off: int) -> np.ndarray:
 def test_plain_net_matches_network_player(plain: Evaluator) -> None:
     player = NetworkPlayer.from_checkpoint(default_checkpoint_path())
     boards = np.array([START_BOARD, np.negative(START_BOARD[::-1])], dtype=np.int8)
-    np.testing.assert_allclose(plain.probabilities(boards), player.probabilities(boards), rtol=1e-6)
+    # the compiled forward pass (nard_rl.fastnet) and torch agree to float rounding
+    np.testing.assert_allclose(
+        plain.probabilities(boards), player.probabilities(boards), rtol=1e-5, atol=1e-6
+    )
     assert isinstance(plain, Evaluator)
 
 

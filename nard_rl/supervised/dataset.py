@@ -29,7 +29,6 @@ CPU-hour than relabelled ones, because collection is free next to the search.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections.abc import Iterable, Sequence
@@ -47,8 +46,10 @@ FORMAT = 1
 ROOT = Path("datasets")
 """Where ``nard pipeline`` and ``nard dataset`` look by default (relative to the working
 directory: the repository root when run from a checkout)."""
-BUDGET_MB = 100.0
-"""The total size the committed dataset may reach; ``deposit`` refuses to pass it."""
+BUDGET_MB = 40.0
+"""The total size the committed dataset may reach; ``deposit`` refuses to pass it.  At
+about 29 bytes a row that is 1.4 million rows; the bound keeps a checkout small enough
+to travel whole to an accelerator machine (64 MB with the nets and the code)."""
 SCALE = 65535.0
 METHOD_DEPTH = {"ply0": 0, "ply1": 1, "ply2": 2, "ply3": 3, "rollout": 4, "outcome": 0}
 """How strong a label method is, for choosing between two labels of one board."""
@@ -78,12 +79,15 @@ class Source:
         return cls(**fields)
 
 
-def file_sha256(path: str | Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+def teacher_digest(path: str | Path) -> str:
+    """SHA-256 of a checkpoint's weights (``nard_rl.distributed.weights_digest``), so a copy
+    of a net with another history (a run's ``best.pt`` of the shipped net) is the same
+    teacher."""
+    from nard_rl.distributed import weights_digest
+    from nard_rl.network import load_network
+
+    net, _, _ = load_network(path)
+    return weights_digest(net)
 
 
 def method_name(label: dict[str, Any]) -> str:
@@ -146,7 +150,7 @@ def deposit(
         name=source_name(teacher, method, race, seed, generation),
         rules=rules,
         teacher=teacher,
-        teacher_sha256=file_sha256(teacher_path),
+        teacher_sha256=teacher_digest(teacher_path),
         race_net=race,
         method=method,
         seed=seed,

@@ -1,0 +1,165 @@
+"""The compiled forward pass equals torch's, freshly compiled and loaded from the numba
+cache; the pruning net only ever narrows what the full evaluator scores, and with the
+shipped one the search still chooses the exact search's plays."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from nard_rl.encoding import get_encoding
+from nard_rl.engine.batch import start_boards
+from nard_rl.engine.movegen import legal_afterstates_batch
+from nard_rl.evaluator import NetEvaluator, load_evaluator
+from nard_rl.fastnet import FusedNet, supports
+from nard_rl.network import NetSpec
+from nard_rl.pruning import Pruner, pruner_path, top_per_segment
+from nard_rl.search import Search
+from nard_rl.supervised.label import LabelConfig, collect_decisions
+
+
+def _net(hidden: tuple[int, ...], scale: float = 1.0, seed: int = 0, activation="sigmoid"):
+    enc = get_encoding("contact")
+    spec = NetSpec(enc.name, enc.version, enc.size, hidden, activation, "standard")
+    torch.manual_seed(seed)
+    net = spec.build().eval()
+    with torch.no_grad():
+        for p in net.parameters():
+            p.mul_(scale)
+    return net, spec
+
+
+def _afterstates(n: int = 600) -> np.ndarray:
+    ev = load_evaluator("default")
+    boards, dice = collect_decisions(
+        ev, 60, np.random.default_rng(3), LabelConfig(sample=0.5, parallel_games=16)
+    )
+    afters, _ = legal_afterstates_batch(boards, dice)
+    return np.concatenate([afters, start_boards(1)])[:n]
+
+
+@pytest.mark.parametrize(
+    ("hidden", "scale"), [((64,), 1.0), ((32, 16), 1.0), ((40,), 25.0), ((8, 8, 8), 4.0)]
+)
+def test_fused_forward_equals_torch(hidden: tuple[int, ...], scale: float) -> None:
+    """Including saturated units (scale 25 pushes pre-activations far past +-30)."""
+    net, spec = _net(hidden, scale)
+    x = get_encoding(spec.encoding).encode(_afterstates())
+    with torch.no_grad():
+        want = net(torch.from_numpy(x)).numpy()
+    got = FusedNet(net)(x)
+    assert got.shape == want.shape and got.dtype == np.float32
+    assert np.abs(got - want).max() < 1e-4
+    # the five probabilities stay consistent: wg <= win, wbg <= wg, lbg <= lg <= 1 - win
+    assert (got[:, 1] <= got[:, 0] + 1e-7).all() and (got[:, 2] <= got[:, 1] + 1e-7).all()
+    assert (got[:, 4] <= got[:, 3] + 1e-7).all() and (got[:, 3] <= 1 - got[:, 0] + 1e-6).all()
+
+
+def test_shipped_net_fused_equals_torch_and_is_used() -> None:
+    ev = load_evaluator("default")
+    contact = ev.contact
+    assert contact.fused is not None
+    afters = _afterstates()
+    fast = contact.net_probabilities(afters)
+    slow = NetEvaluator(contact.net, contact.spec).net_probabilities(afters)
+    assert np.abs(fast - slow).max() < 1e-4
+
+
+def test_fused_refuses_what_it_cannot_compute() -> None:
+    relu, _ = _net((16,), activation="relu")
+    assert not supports(relu)
+    with pytest.raises(ValueError, match="sigmoid"):
+        FusedNet(relu)
+    net, _ = _net((16,))
+    with pytest.raises(ValueError, match="shape"):
+        FusedNet(net)(np.zeros((3, 10), dtype=np.float32))
+    assert FusedNet(net)(np.zeros((0, 241), dtype=np.float32)).shape == (0, 5)
+    # a net being trained keeps the torch path: NetEvaluator is not fast unless asked
+    assert NetEvaluator(*_net((16,))).fused is None
+
+
+CHILD = textwrap.dedent(
+    """
+    import sys
+    import numpy as np, torch
+    from nard_rl.fastnet import FusedNet
+    from nard_rl.network import NetSpec
+    torch.manual_seed(1)
+    spec = NetSpec("contact", 1, 241, (24, 8), "sigmoid", "standard")
+    net = spec.build().eval()
+    x = (np.random.default_rng(0).random((50, 241)) < 0.2).astype(np.float32)
+    with torch.no_grad():
+        want = net(torch.from_numpy(x)).numpy()
+    print(float(np.abs(FusedNet(net)(x) - want).max()))
+    """
+)
+
+
+def test_fused_kernel_cold_and_warm_cache(tmp_path: Path) -> None:
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    for _ in ("cold", "warm"):
+        out = subprocess.run(
+            [sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, timeout=300
+        )
+        assert out.returncode == 0, out.stderr
+        assert float(out.stdout.strip()) < 1e-4
+    assert any((tmp_path / "cache").rglob("*.nbi"))
+
+
+def test_top_per_segment_matches_a_sort_per_segment() -> None:
+    rng = np.random.default_rng(0)
+    counts = rng.integers(1, 12, size=40)
+    offsets = np.concatenate(([0], np.cumsum(counts)))
+    values = rng.normal(size=offsets[-1])
+    for keep in (1, 3, 5):
+        got = top_per_segment(values, offsets, keep)
+        for s in range(40):
+            seg = values[offsets[s] : offsets[s + 1]]
+            want = np.zeros(seg.size, dtype=bool)
+            want[np.argsort(-seg, kind="stable")[:keep]] = True
+            assert np.array_equal(got[offsets[s] : offsets[s + 1]], want)
+
+
+def test_a_pruner_that_keeps_everything_changes_nothing() -> None:
+    ev = load_evaluator("default")
+    net, spec = _net((8,))
+    wide = Pruner(net, spec, keep=10_000)
+    boards, dice = collect_decisions(ev, 6, np.random.default_rng(5), LabelConfig(parallel_games=8))
+    afters, _ = legal_afterstates_batch(boards, dice)
+    exact = Search(ev, pruner=False).afterstate_probs(afters[:6], ply=2)
+    same = Search(ev, pruner=wide).afterstate_probs(afters[:6], ply=2)
+    assert np.array_equal(exact, same)
+    # a narrow random pruner does change the answers (the option is really used)
+    narrow = Search(ev, pruner=Pruner(net, spec, keep=1)).afterstate_probs(afters[:6], ply=1)
+    assert not np.allclose(narrow, Search(ev, pruner=False).afterstate_probs(afters[:6], ply=1))
+
+
+@pytest.mark.skipif(pruner_path("standard") is None, reason="no shipped pruning net")
+def test_shipped_pruner_keeps_the_exact_search_choices() -> None:
+    ev = load_evaluator("default")
+    assert ev.pruner is not None and load_evaluator("default", rules="mars").pruner is None
+    boards, dice = collect_decisions(
+        ev, 60, np.random.default_rng(11), LabelConfig(sample=0.3, parallel_games=16)
+    )
+    afters, offsets = legal_afterstates_batch(boards, dice)
+    fast = Search(ev).choose_batch(boards, dice, afters, offsets, ply=1)
+    exact = Search(ev, pruner=False).choose_batch(boards, dice, afters, offsets, ply=1)
+    assert (fast == exact).mean() >= 0.9
+    # and it is cheaper: far fewer afterstates reach the full evaluator
+    s_fast, s_exact = Search(ev), Search(ev, pruner=False)
+    s_fast.afterstate_probs(afters[:20], ply=1)
+    s_exact.afterstate_probs(afters[:20], ply=1)
+    assert s_fast.evaluated < 0.6 * s_exact.evaluated
+
+
+def test_fastnet_does_not_import_torch() -> None:
+    code = "import sys, nard_rl.fastnet; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "False", out.stderr
