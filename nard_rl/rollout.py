@@ -25,6 +25,7 @@ evaluator's rule set (the mover's own R29 plays under mars).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +41,7 @@ from nard_rl.search import Search
 
 __all__ = [
     "Estimate",
+    "RolloutCancelled",
     "RolloutSettings",
     "board_groups",
     "consistent_probs",
@@ -48,6 +50,11 @@ __all__ = [
     "rollout",
     "rollout_values",
 ]
+
+
+class RolloutCancelled(Exception):
+    """A rollout stopped because its ``stop`` callback asked it to."""
+
 
 _MAX_PLIES = 1000
 """No game lasts this long; the bound only guards the loop (0-ply play always finishes)."""
@@ -177,6 +184,7 @@ def _trial_values(
     randomize: bool = False,
     variance_reduction: bool = False,
     search: Search | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> np.ndarray:
     """``(N * len(trial), 5)`` float64: the value of each trial (trials ``trial`` of a
     rollout of ``total`` trials) of each afterstate, from its mover's view.
@@ -216,6 +224,8 @@ def _trial_values(
         idx = np.flatnonzero(alive)
         if idx.size == 0:
             break
+        if stop is not None and stop():
+            raise RolloutCancelled
         dice = pair_dice(seed, streams[idx], ply)
         if ply <= 2:
             strat = stratified[idx]
@@ -393,11 +403,13 @@ def rollout_values(
     groups: np.ndarray | None = None,
     trials: slice | None = None,
     search: Search | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> np.ndarray:
     """``(N, T, 5)`` float64: each trial's value for each afterstate (mover's view,
     opponent to roll): the trials ``trials`` (default: all) of the rollout ``settings``
     describes.  ``search`` is the 1-ply search for ``settings.ply`` 1 (built when not
-    given; pass one to keep its cache between chunks)."""
+    given; pass one to keep its cache between chunks); ``stop``: asked before every ply,
+    ``RolloutCancelled`` once it answers true."""
     arr = check_afterstates(afterstates)
     groups = _check_groups(groups, arr)
     lo, hi, _ = (trials or slice(0, settings.trials)).indices(settings.trials)
@@ -417,6 +429,7 @@ def rollout_values(
         randomize=True,
         variance_reduction=settings.variance_reduction,
         search=search if settings.ply == 1 else None,
+        stop=stop,
     )
     return values.reshape(arr.shape[0], ids.size, 5)
 

@@ -47,6 +47,7 @@ from nard_rl.evaluator import Evaluator
 from nard_rl.met import MatchScore
 from nard_rl.rollout import (
     Estimate,
+    RolloutCancelled,
     RolloutSettings,
     board_groups,
     consistent_probs,
@@ -58,7 +59,7 @@ MODES = ("position", "plays", "cube")
 DEFAULT_CANDIDATES = 5
 """Plays rolled out in ``plays`` mode (the best by 0-ply ranking)."""
 MAX_CANDIDATES = 32
-CHUNK_TRIALS = 72
+CHUNK_TRIALS = 144
 """Trials per chunk: progress and cancellation are checked between chunks."""
 
 VR_AUTO = "auto"
@@ -158,6 +159,7 @@ def chunk_values(
     lo: int,
     hi: int,
     search: Search | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> np.ndarray:
     """``(M, hi - lo, 5)``: trials ``lo..hi`` of each planned afterstate, from the side
     on roll's view."""
@@ -168,6 +170,7 @@ def chunk_values(
         groups=rollout_plan.groups,
         trials=slice(lo, hi),
         search=search,
+        stop=stop,
     )
     if rollout_plan.opponent_view:
         values = values[..., [0, 3, 4, 1, 2]]
@@ -179,8 +182,8 @@ def chunks(trials: int, size: int = CHUNK_TRIALS) -> list[tuple[int, int]]:
     return [(lo, min(trials, lo + size)) for lo in range(0, trials, size)]
 
 
-class Cancelled(Exception):
-    """The job was cancelled between two chunks."""
+Cancelled = RolloutCancelled
+"""The job was cancelled (between two plies of its trials)."""
 
 
 def run(
@@ -192,14 +195,16 @@ def run(
     chunk: int = CHUNK_TRIALS,
 ) -> np.ndarray:
     """All trials of a plan ``(M, T, 5)``, chunk by chunk: ``progress(trials)`` after
-    each chunk (trials of all afterstates), ``Cancelled`` once ``cancel`` is set."""
+    each chunk (trials of all afterstates), ``Cancelled`` soon after ``cancel`` is set
+    (it is looked at before every ply)."""
     search = Search(evaluator) if rollout_plan.task.settings.ply == 1 else None
+    stop = None if cancel is None else cancel.is_set
     parts = []
     m = rollout_plan.afters.shape[0]
     for lo, hi in chunks(rollout_plan.trials, chunk):
         if cancel is not None and cancel.is_set():
             raise Cancelled
-        parts.append(chunk_values(evaluator, rollout_plan, lo, hi, search))
+        parts.append(chunk_values(evaluator, rollout_plan, lo, hi, search, stop))
         if progress is not None:
             progress(m * (hi - lo))
     return np.concatenate(parts, axis=1)

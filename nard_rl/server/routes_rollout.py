@@ -9,8 +9,8 @@
   false or ``"auto"``), ``stop_at_race``, ``candidates`` (plays mode);
 * ``GET /v1/rollout/{id}``: status, progress and, once done, the result (the JSON of
   ``nard rollout --json``, ``nard_rl.rollout_jobs.answer``);
-* ``DELETE /v1/rollout/{id}``: cancels a queued or running job (it stops between two
-  chunks of trials); a finished job is forgotten.
+* ``DELETE /v1/rollout/{id}``: cancels a queued or running job (it stops before the
+  next ply of its trials); a finished job is forgotten.
 
 Bounds, so that no client can occupy the server: a job's work (trials times the
 positions it rolls out, e.g. the candidates of a play) is limited (400 with the limit in
@@ -154,7 +154,7 @@ class RolloutJob:
         end = self.finished or time.time()
         status = self.status
         if status == "running" and self.cancel.is_set():
-            status = "cancelling"  # it stops at the end of the chunk it is playing
+            status = "cancelling"  # it stops before the next ply of its trials
         out: dict[str, Any] = {
             "id": self.id,
             "status": status,
