@@ -177,3 +177,33 @@ def test_a_bad_line_is_still_an_error_line_not_a_restart() -> None:
     out = io.StringIO()
     serve(io.StringIO('{"board": [1, 2]}\n'), out, _Dying(lives=0), get_rules("standard"))
     assert "error" in json.loads(out.getvalue())
+
+
+def test_hostile_lines_get_error_lines_and_never_restart_the_player() -> None:
+    """1,000 nested brackets raised a RecursionError, which the agent took for a player
+    failure: it restarted the player and then exited."""
+    from test_cli_moves import HOSTILE, check_hostile_answers, hostile_stdin
+
+    def restart() -> Player:
+        raise AssertionError("a request line must never restart the player")
+
+    out = io.StringIO()
+    serve(io.BytesIO(hostile_stdin()), out, _Dying(lives=2), get_rules("standard"), restart)
+    check_hostile_answers(out.getvalue().encode(), "move")
+    assert len(HOSTILE) > 5
+
+
+def test_the_agent_command_survives_hostile_lines_under_a_strict_locale() -> None:
+    import os
+
+    from test_cli_moves import STRICT_UTF8, check_hostile_answers, hostile_stdin
+
+    result = subprocess.run(
+        _agent("--player", "random", "--seed", "3"),
+        input=hostile_stdin(),
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, **STRICT_UTF8},
+    )
+    assert result.returncode == 0 and b"restarting" not in result.stderr, result.stderr
+    check_hostile_answers(result.stdout, "move")

@@ -177,3 +177,61 @@ def test_jsonl_survives_non_finite_numbers() -> None:
     res = nard_moves("--jsonl", stdin="\n".join(lines) + "\n")
     answers = [json.loads(line) for line in res.stdout.splitlines()]
     assert [set(a) for a in answers] == [{"error"}, {"error"}, {"plays"}], res.stderr[-500:]
+
+
+# --- hostile lines: every line gets an answer, whatever it holds ------------------------------
+
+GOOD_LINE = json.dumps({"board": list(START), "dice": [3, 1]}).encode()
+HOSTILE = [
+    (b"[" * 1000, "nests JSON too deeply"),
+    (b'{"board": %s, "dice": [1, %s]}' % (json.dumps(list(START)).encode(), b"7" * 5000), "digits"),
+    (b'{"dice": [3, 1], "board": "\xff\xfe"}', "not valid UTF-8"),
+    (b'{"dice": [3, 1], "board": [1, 2, "\xc3\x28"]}', "not valid UTF-8"),
+    (b'{"dice": [true, 1], "board": %s}' % json.dumps(list(START)).encode(), "dice"),
+    (b"[1, 2]", "expected a JSON object"),
+    (b'"just a string"', "got a string"),
+    (b"x" * ((1 << 20) + 10), "longer than"),
+]
+"""Request lines that each ended a JSON-lines stream (issue 31), and a word of the error
+each must get.  Shared by the tests of every streaming command."""
+STRICT_UTF8 = {"LC_ALL": "C.UTF-8", "PYTHONUTF8": "0", "PYTHONIOENCODING": "utf-8:strict"}
+
+
+def hostile_stdin() -> bytes:
+    """A good line, every hostile line, a good line again."""
+    return b"\n".join([GOOD_LINE, *(line for line, _ in HOSTILE), GOOD_LINE]) + b"\n"
+
+
+def check_hostile_answers(stdout: bytes, good_key: str, reads_dice: bool = True) -> None:
+    """One answer per line, in order: the good lines answered, each hostile one an error
+    with its word (a command that reads no dice answers the bad-dice line)."""
+    answers = [json.loads(line) for line in stdout.decode("ascii").splitlines()]
+    assert len(answers) == len(HOSTILE) + 2, answers
+    assert good_key in answers[0] and good_key in answers[-1]
+    for (line, word), answer in zip(HOSTILE, answers[1:-1], strict=True):
+        if word == "dice" and not reads_dice:
+            assert good_key in answer, answer
+            continue
+        assert set(answer) == {"error"} and word in answer["error"], (line[:60], answer)
+
+
+def test_jsonl_answers_hostile_lines_under_a_strict_utf8_locale() -> None:
+    import os
+
+    res = subprocess.run(
+        [sys.executable, "-m", "nard_rl", "moves", "--jsonl"],
+        input=hostile_stdin(),
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, **STRICT_UTF8},
+    )
+    assert res.returncode == 0, res.stderr[-2000:]
+    check_hostile_answers(res.stdout, "plays")
+
+
+def test_jsonl_errors_say_what_was_expected() -> None:
+    res = nard_moves("--jsonl", stdin="not json\n[]\n")
+    first, second = (json.loads(line)["error"] for line in res.stdout.splitlines())
+    for message in (first, second):
+        assert '"board" (26 integers' in message and '"dice" ([d1, d2])' in message
+    assert first.startswith("the line is not valid JSON") and second.endswith("got an array")

@@ -455,3 +455,33 @@ def test_agent_cube_questions() -> None:
         "network player"
         in agent_line(json.dumps({"position_id": START_ID}), make_player("pubeval"), rules)["error"]
     )
+
+
+def test_hint_jsonl_survives_hostile_lines_under_a_strict_locale() -> None:
+    """An integer of 5,000 digits ended ``nard hint --jsonl`` (a ValueError that is no
+    JSONDecodeError); invalid UTF-8 ended every stream under a strict locale."""
+    import os
+
+    from test_cli_moves import STRICT_UTF8, check_hostile_answers, hostile_stdin
+
+    res = subprocess.run(
+        [sys.executable, "-m", "nard_rl", "hint", "--jsonl"],
+        input=hostile_stdin(),
+        capture_output=True,
+        timeout=300,
+        env={**os.environ, **STRICT_UTF8},
+    )
+    assert res.returncode == 0, res.stderr[-2000:]
+    check_hostile_answers(res.stdout, "plays")
+
+
+def test_cube_jsonl_survives_hostile_lines() -> None:
+    import io
+
+    from test_cli_moves import check_hostile_answers, hostile_stdin
+
+    from nard_rl.commands.cube import load_advisor, serve_jsonl
+
+    out = io.StringIO()
+    serve_jsonl(io.BytesIO(hostile_stdin()), out, load_advisor("default", ply=0, refine=0))
+    check_hostile_answers(out.getvalue().encode(), "decision", reads_dice=False)
