@@ -8,7 +8,7 @@
 # Everything goes to OUT_DIR/gpu_check.txt (a summary line per step at the end) and
 # OUT_DIR/*.log; the exit status is non-zero when any step failed. Needs a PyTorch build
 # with CUDA in the environment (PYTHON, default .venv/bin/python); the figures belong in
-# the README's "Measured" table.
+# docs/scaling.md (GPU path) and docs/results.md (speed).
 
 set -uo pipefail
 

@@ -2,14 +2,15 @@
 # Data-parallel self-play training on a Slurm cluster: one torchrun launcher per node,
 # one rank per GPU (NCCL), all nodes meeting at a c10d rendezvous on the first node.
 #
-#   sbatch scripts/slurm_train.sh name=big model=mlp160 trainer.games=20000000
-#   sbatch --nodes=4 scripts/slurm_train.sh name=big ...      # more nodes, same command
+#   sbatch examples/slurm_train.sh name=big model=mlp160 trainer.games=20000000
+#   sbatch --nodes=4 examples/slurm_train.sh name=big ...      # more nodes, same command
 #
 # Arguments are Hydra overrides of `nard train`. `resume=auto` is always passed, so a
 # requeued or resubmitted job continues from runs/<name>/checkpoints/last.pt, with the
 # same or another number of nodes. The run folder must be on a filesystem every node
 # sees (rank 0 writes it, every rank reads last.pt when resuming). CPU-only clusters:
 # set NPROC_PER_NODE (e.g. the cores per node / 2) and device=cpu; the ranks use Gloo.
+# Submit from the repository root (the job runs scripts/train.py and .venv from there).
 #
 #SBATCH --job-name=nard-train
 #SBATCH --nodes=2
