@@ -24,6 +24,7 @@ nard is faster).  2-ply runs on the first ``--deep`` positions only (it is ~20 t
 slower than 1-ply for both engines).
 
     python scripts/bench_search.py                      # 200 positions, 40 at 2-ply
+    python scripts/bench_search.py --no-prune           # the exact search (every reply)
     python scripts/bench_search.py --positions 400 --deep 100 --plies 0 1 2
 """
 
@@ -51,13 +52,15 @@ from nard_rl.players.base import Player
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "checker_gnubg_public.jsonl.gz"
 
 
-def load_positions(path: Path, count: int) -> tuple[np.ndarray, np.ndarray]:
-    """The first ``count`` decisions of the file that leave a real choice."""
+def load_positions(path: Path, count: int, kind: str = "all") -> tuple[np.ndarray, np.ndarray]:
+    """The first ``count`` decisions of the file (of ``kind``) that leave a real choice."""
     boards: list[list[int]] = []
     dice: list[list[int]] = []
     with gzip.open(path, "rt") as fh:
         for line in fh:
             rec = json.loads(line)
+            if kind != "all" and rec.get("kind") != kind:
+                continue
             b = np.array([rec["board"]], dtype=np.int8)
             afters, _ = legal_afterstates_batch(b, np.array([rec["dice"]], dtype=np.int8))
             if afters.shape[0] < 2 or outcomes(afters)[0].any():
@@ -124,6 +127,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plies", type=int, nargs="+", default=[0, 1, 2], help="plies to time")
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--no-gnubg", action="store_true", help="time nard only")
+    parser.add_argument(
+        "--kind",
+        default="contact",
+        choices=("all", "contact", "race", "bearoff"),
+        help="decisions of this kind only (default contact, where search costs most)",
+    )
+    parser.add_argument(
+        "--no-prune", action="store_true", help="score every reply in full (the exact search)"
+    )
     args = parser.parse_args(argv)
     if args.positions < 1 or args.deep < 1:
         parser.error("--positions and --deep must be >= 1")
@@ -137,11 +149,12 @@ def main(argv: list[str] | None = None) -> int:
     from nard_rl.search import Search, SearchPlayer
 
     torch.set_num_threads(1)
-    boards, dice = load_positions(args.data, max(args.positions, args.deep))
-    search = Search(load_evaluator(args.net))
+    boards, dice = load_positions(args.data, max(args.positions, args.deep), args.kind)
+    search = Search(load_evaluator(args.net), pruner=False if args.no_prune else None)
     use_gnubg = not args.no_gnubg and gnubg_available()
     print(
-        f"{boards.shape[0]} positions with a real choice from {args.data.name} "
+        f"{boards.shape[0]} {args.kind} positions with a real choice from {args.data.name} "
+        f"(search {'exact' if search.pruner is None else 'pruned: ' + search.pruner.name}) "
         f"({min(args.deep, boards.shape[0])} at ply >= 2); decisions per second, "
         f"wall clock / CPU time; ratio = nard / gnubg"
     )

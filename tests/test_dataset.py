@@ -179,3 +179,20 @@ def test_pipeline_keeps_its_labels_and_the_next_run_fits_on_them(tmp_path: Path)
     label = next(h for h in cand["extra"]["history"] if h.get("stage") == "label")
     own = sum(s["rows"] for s in summary(ds) if s["seed"] == 2)
     assert own < label["rows"] <= sum(s["rows"] for s in summary(ds))
+
+
+def test_labelling_refuses_to_mix_two_jobs_in_one_folder(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from nard_rl.evaluator import load_evaluator
+    from nard_rl.supervised.label import LabelConfig, label_shard
+
+    cfg = LabelConfig(shards=2, decisions_per_shard=4, parallel_games=8, ply=0, chunk=4)
+    ev = load_evaluator("default")
+    folder = tmp_path / "shards"
+    label_shard(ev, folder, cfg, k=0, num=2, progress=False)
+    # more shards of the same job: fine (resuming, or growing the generation)
+    label_shard(ev, folder, replace(cfg, shards=3), k=1, num=2, progress=False)
+    assert len(list(folder.glob("shard_*.npz"))) == 2
+    with pytest.raises(ValueError, match=r"ply: 0 -> 1"):
+        label_shard(ev, folder, replace(cfg, ply=1), k=1, num=2, progress=False)

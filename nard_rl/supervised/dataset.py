@@ -332,8 +332,10 @@ def write_card(root: str | Path, budget_mb: float = BUDGET_MB) -> Path:
         "",
         "Seeds already used (rules, seed): "
         + (", ".join(f"({a}, {b})" for a, b in used) or "none")
-        + ". A new labelling job takes another seed, so it adds positions instead of",
-        "repeating them.",
+        + ".",
+        "",
+        "A new labelling job takes another seed, so it adds positions instead of repeating",
+        "them.",
         "",
     ]
     path = root / "CARD.md"

@@ -44,7 +44,7 @@ from nard_rl.engine.classify import race_flags
 from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.engine.position import flip_boards
 from nard_rl.engine.rules import cubeless_equity, swap_sides
-from nard_rl.evaluator import Evaluator, exact_finished
+from nard_rl.evaluator import Evaluator, exact_finished, greedy_choice
 from nard_rl.io import atomic_write
 from nard_rl.progress import progress_bar
 from nard_rl.rollout import rollout
@@ -94,6 +94,9 @@ class LabelConfig:
     race_net: bool = False
     """Label with the rule set's shipped race net answering no-contact races next to the
     current net (the default player's make-up); false: the current net alone."""
+    prune: bool = True
+    """Search with the evaluator's pruning net when it has one (``nard_rl.pruning``: the
+    default search, about 3 times faster at 2-ply); false: every reply scored in full."""
 
     def __post_init__(self) -> None:
         positive = ("shards", "top_k", "parallel_games", "chunk")
@@ -149,7 +152,7 @@ def make_labeller(
         raise ValueError(f"label method must be 'ply' or 'rollout', got {cfg.method!r}")
     if cfg.ply < 0:
         raise ValueError(f"label ply must be >= 0, got {cfg.ply}")
-    search = Search(evaluator)
+    search = Search(evaluator, pruner=None if cfg.prune else False)
     return lambda afters, groups: np.asarray(
         search.afterstate_probs(afters, ply=cfg.ply), dtype=np.float32
     )
@@ -177,10 +180,7 @@ def _noisy_selfplay(
         if (legal == 0).any():
             afters, offsets = with_passes(afters, offsets, boards)
         counts = np.diff(offsets)
-        eq = cubeless_equity(evaluator.probabilities(afters), rules)
-        if cfg.noise > 0:
-            eq = eq + rng.normal(0.0, cfg.noise, size=eq.shape)
-        local = segment_argmax(eq, offsets)
+        local, _ = greedy_choice(evaluator, afters, offsets, noise=cfg.noise, rng=rng)
         if explore > 0:
             wild = rng.random(slots) < explore
             local[wild] = (rng.random(int(wild.sum())) * counts[wild]).astype(np.int64)
@@ -369,6 +369,25 @@ def outcome_rows(
     }
 
 
+def check_same_job(folder: str | Path, cfg: LabelConfig) -> None:
+    """Refuse to add shards to a folder whose shards were labelled with other settings:
+    resuming must not mix two labelling jobs (only ``shards``, how many there are, may
+    change).  Shards from before a setting existed count as its old behaviour."""
+    existing = sorted(Path(folder).glob("shard_*.npz"))
+    if not existing:
+        return
+    _, meta = read_shard(existing[0])
+    old = {"prune": False, **meta.get("label", {})}
+    new = asdict(cfg)
+    diff = sorted(k for k in new if k != "shards" and old.get(k, new[k]) != new[k])
+    if diff:
+        changes = ", ".join(f"{k}: {old.get(k)!r} -> {new[k]!r}" for k in diff)
+        raise ValueError(
+            f"{folder} holds shards labelled with other settings ({changes}); use another "
+            "run name or generation, or remove those shards to relabel"
+        )
+
+
 def shard_path(folder: str | Path, index: int) -> Path:
     return Path(folder) / SHARD_PATTERN.format(index)
 
@@ -416,6 +435,7 @@ def label_shard(
     """
     if num < 1 or not 0 <= k < num:
         raise ValueError(f"need 0 <= k < num, got k={k}, num={num}")
+    check_same_job(folder, cfg)
     mine = [i for i in range(cfg.shards) if i % num == k]
     todo = [i for i in mine if not shard_path(folder, i).exists()]
     per = cfg.decisions_per_shard
