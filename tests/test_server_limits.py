@@ -358,3 +358,13 @@ def test_a_slow_loris_head_is_cut_off(live_server: int) -> None:
             pass
         assert closed_within(loris, 5) == b""
         assert time.monotonic() - t0 < 8
+
+
+def test_docs_page_uses_only_the_packages_own_files(analyzer: Analyzer) -> None:
+    with make_client(analyzer) as client:
+        page = client.get("/docs").text
+        assert "cdn." not in page and "/docs/assets/swagger-ui-bundle.js" in page
+        js = client.get("/docs/assets/swagger-ui-bundle.js")
+        assert js.status_code == 200 and b"SwaggerUIBundle" in js.content
+        assert client.get("/docs/assets/..%2Fconsts.py").status_code == 404
+        assert client.get("/redoc").status_code == 404  # would load from a CDN: not served
