@@ -10,6 +10,7 @@ the evaluations.
 from __future__ import annotations
 
 import json
+import logging
 import random
 import time
 from collections.abc import Mapping
@@ -20,6 +21,7 @@ from typing import Any
 import torch
 from omegaconf import DictConfig, OmegaConf
 from tqdm import tqdm
+from tqdm.contrib.logging import logging_redirect_tqdm
 
 from nard_rl.config import TrainConfig, to_train_config
 from nard_rl.distributed import (
@@ -50,6 +52,21 @@ def _plain(cfg: Any) -> dict[str, Any]:
     return dict(cfg)
 
 
+log = logging.getLogger(__name__)
+
+
+def _say(text: str) -> None:
+    """One line of the run's log.  Under Hydra (``nard train``, ``scripts/train.py``) it
+    goes through ``logging``, so Hydra's handlers put it on the console and in the run's
+    ``train.log``; drawn above the progress bar.  Called as a plain function (no logging
+    configured), it is printed."""
+    if logging.getLogger().handlers:
+        with logging_redirect_tqdm():
+            log.info(text)
+    else:
+        tqdm.write(text)
+
+
 def _init_weights(net: torch.nn.Module, spec: NetSpec, init: str, verbose: bool) -> None:
     """Start from a trained net's weights (``init``): same encoding and layers, any rule
     set, so a net learnt under one rule set can be carried over to another."""
@@ -64,7 +81,7 @@ def _init_weights(net: torch.nn.Module, spec: NetSpec, init: str, verbose: bool)
         raise ValueError(f"init={init}: {path} is a different network ({ckpt['spec']})")
     net.load_state_dict(ckpt["model"])
     if verbose:
-        print(f"initial weights from {path} ({other.rules} rules, {int(ckpt['games']):,} games)")
+        _say(f"initial weights from {path} ({other.rules} rules, {int(ckpt['games']):,} games)")
 
 
 def claim_run(run: Path, conf: Mapping[str, Any]) -> RunLock | None:
@@ -148,7 +165,7 @@ def _train(c: TrainConfig, run: Path, ctx: DistContext) -> Path:
         path = ckpt_dir / LAST if resume == "auto" else Path(resume)
         if resume == "auto" and not path.exists():
             if ctx.is_main:
-                print(f"resume=auto: no checkpoint in {ckpt_dir} yet, starting fresh")
+                _say(f"resume=auto: no checkpoint in {ckpt_dir} yet, starting fresh")
         else:
             ckpt = load_checkpoint(path, map_location="cpu")  # states go where they belong
             if NetSpec.from_dict(ckpt["spec"]) != spec:
@@ -162,7 +179,7 @@ def _train(c: TrainConfig, run: Path, ctx: DistContext) -> Path:
             history = list(extra.get("history", [{"from_games": 0, "config": ckpt["config"]}]))
             rng = restore_rngs(extra, ctx, seed, games_done)
             if ctx.is_main:
-                print(f"resumed from {path} at {games_done:,} games")
+                _say(f"resumed from {path} at {games_done:,} games")
     if c.init and games_done == 0:
         _init_weights(net, spec, c.init, ctx.is_main)
     ctx.broadcast_module(net)  # every rank starts from rank 0's weights
@@ -228,7 +245,7 @@ def _train(c: TrainConfig, run: Path, ctx: DistContext) -> Path:
         writer.add_scalar(f"eval/{tag}_ci95", res.ci95, games_done)
         writer.add_scalar(f"eval/{tag}_win_rate", res.win_rate, games_done)
         if ctx.is_main:
-            tqdm.write(f"[{games_done:,} games] {res.summary()}")
+            _say(f"[{games_done:,} games] {res.summary()}")
         return res.ppg
 
     next_ckpt = (games_done // tr.checkpoint_every + 1) * tr.checkpoint_every
@@ -260,7 +277,7 @@ def _train(c: TrainConfig, run: Path, ctx: DistContext) -> Path:
                 writer.add_scalar("train/games_per_second", gps, games_done)
                 writer.add_scalar("train/lr", lr_at(games_done), games_done)
                 writer.add_scalar("train/candidates_per_ply", st.candidates, games_done)
-                bar.set_postfix(games_s=f"{gps:,.0f}", loss=f"{loss_acc / max(1, n_acc):.4f}")
+                bar.set_postfix(loss=f"{loss_acc / max(1, n_acc):.4f}")  # the speed: the bar's own
                 t_log, g_log, loss_acc, n_acc = now, games_done, 0.0, 0
             if games_done >= next_ckpt:
                 checkpoint(tag="periodic")
@@ -290,5 +307,5 @@ def _train(c: TrainConfig, run: Path, ctx: DistContext) -> Path:
     )
     writer.close()
     if ctx.is_main:
-        print(f"checkpoint: {last}")
+        _say(f"checkpoint: {last}")
     return last
