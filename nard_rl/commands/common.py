@@ -45,7 +45,15 @@ def position_from_args(args: argparse.Namespace) -> Position:
     if args.xgid:
         return position_from_request({"xgid": args.xgid})
     if args.board:
-        return position_from_request({"board": json.loads(args.board)})
+        try:
+            board = json.loads(args.board)
+        except (ValueError, RecursionError):
+            raise PositionError(
+                "--board expects a JSON list of 26 integers from the mover's view, e.g. "
+                "'[0, -2, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, -5, 5, 0, 0, 0, -3, 0, -5, 0, 0, 0, 0, "
+                f"2, 0]'; got {args.board[:60]!r}"
+            ) from None
+        return position_from_request({"board": board})
     return Position.start()
 
 
