@@ -435,8 +435,10 @@ class MatchAnalyser:
                 pre = roll_state[i][0].board
                 after = np.array(ev.board if isinstance(ev, Move) else pre, np.int8)
                 after_probs = self.search.afterstate_probs(after[None, :], 0)[0].astype(np.float64)
+                result = game.result
                 if isinstance(ev, Move) and Position(ev.board, validate=False).winner() == 0:
-                    after_probs = np.array([1.0, 0, 0, 0, 0])
+                    kind = 1 if result is None else result.kind.value  # the game's last move
+                    after_probs = np.array([1.0, kind >= 2, kind >= 3, 0.0, 0.0])
             win0 = after_probs[0] if ctx.player == 0 else 1.0 - after_probs[0]
             mwc0 = None
             if ctx.match is not None:
