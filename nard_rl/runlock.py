@@ -5,10 +5,10 @@ new run's first checkpoint replaces the old ``last.pt``), and starting two proce
 one name at once.  ``refuse_existing`` stops the first (unless the user asks to resume),
 ``RunLock`` the second: a file ``run.lock`` in the run directory names its owner (pid, host,
 the process's start time, the command line) and is created atomically (a hard link of a
-complete temporary file, so no reader ever sees a half-written lock).  A lock whose owner
-is gone (a ``kill -9``, a crash, a reboot) is stale: a process on the same host sees that
-the pid is not alive (or is another process now) and takes the lock over; a lock of
-another host cannot be judged from here and is refused with the way to clear it.
+complete file, ``nard_rl.io.create_new``: no reader ever sees a half-written lock).  A
+lock whose owner is gone (a ``kill -9``, a crash, a reboot) is stale: a process on the same
+host sees that the pid is not alive (or is another process now) and takes the lock over; a
+lock of another host cannot be judged from here and is refused with the way to clear it.
 
 ``nard train`` and ``nard pipeline`` claim their run through ``claim`` functions that run
 both checks; the Hydra app runs them before Hydra writes its own files into the run
@@ -24,12 +24,13 @@ import json
 import os
 import socket
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from nard_rl.io import create_new, pid_alive
 
 LOCK_NAME = "run.lock"
 
@@ -79,16 +80,6 @@ def _process_start(pid: int) -> str | None:
     # the command name (field 2) is in parentheses and may hold spaces
     fields = stat[stat.rindex(")") + 2 :].split()
     return fields[19] if len(fields) > 19 else None
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, another user's
-        return True
-    return True
 
 
 @dataclass(frozen=True)
@@ -147,7 +138,7 @@ class LockOwner:
             return None
         if self.boot is not None and self.boot != _boot_id():
             return False  # the host has rebooted since
-        if not _pid_alive(self.pid):
+        if not pid_alive(self.pid):
             return False
         start = _process_start(self.pid)
         return not (self.process_start and start and start != self.process_start)
@@ -208,27 +199,9 @@ class RunLock:
         raise RunLockedError(f"could not lock {self.path}: it keeps changing hands")
 
     def _create(self, me: LockOwner) -> bool:
-        """Create the lock file with ``me`` in it, atomically; False if it exists."""
-        fd, tmp = tempfile.mkstemp(prefix=self.path.name + ".", suffix=".tmp", dir=self.folder)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(me.to_json())
-                fh.flush()
-                os.fsync(fh.fileno())
-            try:
-                os.link(tmp, self.path)  # fails if the lock exists, also over NFS
-            except FileExistsError:
-                return False
-            except OSError:  # a filesystem without hard links: exclusive create instead
-                try:
-                    lock_fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-                except FileExistsError:
-                    return False
-                with os.fdopen(lock_fd, "wb") as fh:
-                    fh.write(me.to_json())
-            return True
-        finally:
-            Path(tmp).unlink(missing_ok=True)
+        """Create the lock file with ``me`` in it, complete or not at all; False if it
+        exists."""
+        return create_new(self.path, me.to_json())
 
     def _remove_stale(self, owner: LockOwner) -> bool:
         """Delete the lock if it still names the dead ``owner``.  Processes of this host

@@ -290,3 +290,46 @@ def test_race_probabilities_refuses_mismatched_shapes() -> None:
     with pytest.raises(ValueError, match="full_a"):
         race_probabilities(a, a, a, a, yes[:1], yes)
     assert race_probabilities(a[:0], a[:0], a[:0], a[:0], yes[:0], yes[:0]).shape == (0, 5)
+
+
+def test_the_cache_holds_the_very_numbers_the_builder_uses(
+    db: BearoffDatabase, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The process that builds the table and every process that loads its cache answer
+    with the same numbers (the cache once held float32 and the builder float64)."""
+    from pathlib import Path
+
+    built: list[BearoffDatabase] = []
+
+    def build(waste_rule: bool) -> BearoffDatabase:
+        fresh = BearoffDatabase(db.rolls.copy(), db.first.copy(), waste_rule)
+        built.append(fresh)
+        return fresh
+
+    monkeypatch.setattr(BearoffDatabase, "build", classmethod(lambda cls, w: build(w)))
+    builder = BearoffDatabase.load(db.waste_rule, directory=tmp_path)
+    assert len(built) == 1
+    (cache_file,) = Path(tmp_path).iterdir()
+    loader = BearoffDatabase.load(db.waste_rule, directory=tmp_path)
+    assert len(built) == 1  # read from the cache, not built again
+    for name in ("rolls", "first", "mean_rolls", "mean_first"):
+        assert np.array_equal(getattr(builder, name), getattr(loader, name)), name
+        assert np.array_equal(getattr(builder, name), getattr(db, name)), name
+    rows = np.zeros((1, 26), np.int8)
+    rows[0, 1:7] = [2, 3, 2, 1, 0, 0]  # the mover's home board
+    rows[0, 19:25] = [0, -2, -1, -2, -3, 0]  # the opponent's
+    assert np.array_equal(builder.probabilities(rows), loader.probabilities(rows))
+
+    # a cache of the old float32 format, or a damaged one, is rebuilt, never answered from
+    with np.load(cache_file) as data:
+        np.savez_compressed(cache_file, rolls=data["rolls"].astype(np.float32), first=data["first"])
+    again = BearoffDatabase.load(db.waste_rule, directory=tmp_path)
+    assert len(built) == 2 and np.array_equal(again.rolls, db.rolls)
+    cache_file.write_bytes(cache_file.read_bytes()[:1000])
+    BearoffDatabase.load(db.waste_rule, directory=tmp_path)
+    assert len(built) == 3
+    bent = db.rolls.copy()
+    bent[5, 3] += 0.01  # a row that no longer sums to 1
+    np.savez_compressed(cache_file, rolls=bent, first=db.first)
+    BearoffDatabase.load(db.waste_rule, directory=tmp_path)
+    assert len(built) == 4

@@ -9,6 +9,7 @@ import torch
 
 from nard_rl.engine.rules import MARS, STANDARD
 from nard_rl.network import (
+    CheckpointError,
     EquityNet,
     NetSpec,
     cubeless_equity,
@@ -78,15 +79,132 @@ def test_checkpoint_round_trip_is_weights_only(tmp_path) -> None:
     assert not list(tmp_path.glob("*.tmp"))  # the temporary file was renamed away
 
 
-def test_loading_refuses_pickled_code(tmp_path) -> None:
-    class Evil:
-        def __reduce__(self):  # type: ignore[no-untyped-def]
-            return (print, ("pwned",))
+class _Evil:
+    """Unpickling it would create a file: the proof that code ran."""
 
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        return (open, (self.marker, "w"))
+
+
+def test_loading_refuses_pickled_code_without_running_it(tmp_path) -> None:
+    marker = tmp_path / "ran"
     path = tmp_path / "evil.pt"
-    torch.save({"format": 1, "x": Evil()}, path)
-    with pytest.raises(pickle.UnpicklingError):
-        load_checkpoint(path)
+    torch.save({"format": 1, "spec": {}, "model": {"w": _Evil(str(marker))}}, path)
+    with pytest.raises(CheckpointError, match=r"evil\.pt is not a nard-rl checkpoint.*no code"):
+        load_network(path)
+    assert not marker.exists()
+    plain = tmp_path / "plain.pt"
+    plain.write_bytes(pickle.dumps({"format": 1}))  # a pickle, not a torch file
+    with pytest.raises(CheckpointError, match=r"plain\.pt is not a nard-rl checkpoint"):
+        load_network(plain)
+
+
+def _saved(tmp_path, name: str, **changes: object):  # type: ignore[no-untyped-def]
+    spec = _spec()
+    path = tmp_path / "ok.pt"
+    save_checkpoint(path, spec.build(), spec, games=5, step=1)
+    ckpt = torch.load(path, weights_only=True)
+    for key, value in changes.items():
+        if value is None:
+            del ckpt[key]
+        else:
+            ckpt[key] = value
+    out = tmp_path / name
+    torch.save(ckpt, out)
+    return out, ckpt
+
+
+@pytest.mark.parametrize(
+    ("changes", "match"),
+    [
+        ({"model": None}, "no model weights"),
+        ({"model": {"body.0.weight": [1.0]}}, "no model weights"),
+        ({"spec": None}, "no network spec"),
+        ({"spec": "mlp"}, "no network spec"),
+        ({"games": -1}, "'games' must be a non-negative integer"),
+        ({"format": 99}, "not a nard-rl checkpoint"),
+    ],
+)
+def test_a_malformed_checkpoint_is_a_checkpoint_error_naming_the_file(
+    tmp_path, changes: dict, match: str
+) -> None:
+    path, _ = _saved(tmp_path, "bad.pt", **changes)
+    with pytest.raises(CheckpointError, match=match) as info:
+        load_network(path)
+    assert str(path) in str(info.value) and "\n" not in str(info.value)
+
+
+def test_declared_sizes_are_checked_before_anything_is_allocated(tmp_path) -> None:
+    """A spec may declare any size; the loader bounds it and compares it with the stored
+    weights' shapes on the meta device, so neither a 10^12-wide layer nor two 60,000-wide
+    ones (14 GB) is ever allocated."""
+    spec = _spec()
+    huge, _ = _saved(tmp_path, "huge.pt", spec={**spec.to_dict(), "hidden": [10**12]})
+    with pytest.raises(CheckpointError, match=r"hidden must be an integer in 1\.\.65,536"):
+        load_network(huge)
+    wide = {**spec.to_dict(), "hidden": [60_000, 60_000]}
+    mismatch, _ = _saved(tmp_path, "wide.pt", spec=wide)
+    with pytest.raises(CheckpointError, match=r"do not fit .* body\.0\.weight"):
+        load_network(mismatch)
+    inputs, _ = _saved(tmp_path, "inputs.pt", spec={**spec.to_dict(), "inputs": 7})
+    with pytest.raises(CheckpointError, match="declares 7 inputs"):
+        load_network(inputs)
+    odd, _ = _saved(tmp_path, "odd.pt", spec={**spec.to_dict(), "hidden": [True]})
+    with pytest.raises(CheckpointError, match="hidden must be an integer"):
+        load_network(odd)
+
+
+def test_weights_that_do_not_fit_the_spec_are_named(tmp_path) -> None:
+    spec = _spec()
+    _, ckpt = _saved(tmp_path, "x.pt")
+    model = dict(ckpt["model"])
+    model["body.0.weight"] = model["body.0.weight"][:, :-1]
+    del model["head.bias"]
+    path, _ = _saved(tmp_path, "cut.pt", model={**model, "extra.weight": torch.zeros(1)})
+    with pytest.raises(CheckpointError) as info:
+        load_network(path)
+    msg = str(info.value)
+    assert "missing head.bias" in msg and "unexpected extra.weight" in msg
+    assert f"body.0.weight (16, {spec.inputs - 1}) (spec: (16, {spec.inputs}))" in msg
+
+
+@pytest.mark.parametrize("command", ["hint", "agent"])
+@pytest.mark.parametrize("content", ["random", "pickled", "no-model"])
+def test_commands_answer_a_bad_checkpoint_with_one_line(
+    tmp_path,
+    capsys: pytest.CaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    command: str,
+    content: str,
+) -> None:
+    import io
+    import os
+
+    from nard_rl.cli import main
+
+    path = tmp_path / "bad.pt"
+    if content == "random":
+        path.write_bytes(os.urandom(4096))
+    elif content == "pickled":
+        torch.save({"x": _Evil(str(tmp_path / "ran"))}, path)
+    else:
+        path, _ = _saved(tmp_path, "bad.pt", model=None)
+    if command == "hint":
+        args = ["hint", "--dice", "3", "1", "--net", str(path)]
+    else:
+        monkeypatch.setattr("sys.stdin", io.StringIO('{"dice": [3, 1]}\n'))
+        args = ["agent", "--player", str(path)]
+    try:
+        code = main(args)
+    except SystemExit as exc:  # argparse-style errors exit, the others return a status
+        code = exc.code
+    assert code not in (0, None)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"nard {command}: error: {path}"), err
+    assert "Traceback" not in err[0] and not (tmp_path / "ran").exists()
 
 
 def test_encoding_version_mismatch_is_refused(tmp_path) -> None:
@@ -112,5 +230,10 @@ def test_missing_checkpoint_names_the_path(tmp_path) -> None:
 def test_garbage_file_is_a_clear_value_error(tmp_path) -> None:
     path = tmp_path / "garbage.pt"
     path.write_bytes(b"this is not a checkpoint")
-    with pytest.raises(ValueError, match="not a readable checkpoint"):
+    with pytest.raises(ValueError, match=r"garbage\.pt is not a (readable|nard-rl) checkpoint"):
         load_checkpoint(path)
+    truncated, _ = _saved(tmp_path, "whole.pt")
+    cut = tmp_path / "cut.pt"
+    cut.write_bytes(truncated.read_bytes()[:2000])  # a save cut short
+    with pytest.raises(CheckpointError, match=r"cut\.pt is not a (readable|nard-rl) checkpoint"):
+        load_checkpoint(cut)

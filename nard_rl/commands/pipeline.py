@@ -30,9 +30,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _main(cfg: DictConfig) -> None:
     from nard_rl.distributed import torchrun_env
+    from nard_rl.network import CheckpointError
+    from nard_rl.runlock import RunExistsError, RunLockedError
     from nard_rl.supervised.pipeline import run_pipeline
 
-    accepted = run_pipeline(cfg)
+    try:
+        accepted = run_pipeline(cfg)
+    except (CheckpointError, RunExistsError, RunLockedError) as exc:
+        # a bad init checkpoint or a refused run: one line, not Hydra's report of a crash
+        raise SystemExit(f"nard pipeline: error: {exc}") from None
     if torchrun_env()[0] == 0:  # under torchrun every rank returns it: one line, not N
         print(f"accepted net: {accepted}")
 

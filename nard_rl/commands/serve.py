@@ -113,6 +113,11 @@ def run(args: argparse.Namespace) -> int:
         cfg = _config(args)
         if cfg.workers > 1 and cfg.gnubg_external is not None:
             raise ValueError("--gnubg-external needs a single worker (one TCP listener)")
+        # a bad --net is told in one line here; inside the app's startup it would be a
+        # traceback of the server framework
+        from nard_rl.evaluator import load_evaluator
+
+        load_evaluator(cfg.net, rules=cfg.rules)
     except (ValueError, OSError) as exc:
         print(f"nard serve: error: {exc}", file=sys.stderr)
         return 2

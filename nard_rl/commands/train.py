@@ -28,9 +28,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _main(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
 
+    from nard_rl.network import CheckpointError
+    from nard_rl.runlock import RunExistsError, RunLockedError
     from nard_rl.train import train
 
-    train(cfg, run_dir=HydraConfig.get().runtime.output_dir)
+    try:
+        train(cfg, run_dir=HydraConfig.get().runtime.output_dir)
+    except (CheckpointError, RunExistsError, RunLockedError) as exc:
+        # a bad input file or a refused run: one line, not Hydra's report of a crash
+        raise SystemExit(f"nard train: error: {exc}") from None
 
 
 def run_hydra(overrides: Sequence[str]) -> int:

@@ -25,7 +25,8 @@ the mars rule set changes the plays exactly as in the game; each rule set has it
 table.  The table is built bottom-up in order of pip count (every play lowers the pip
 count, so all successors are solved before they are needed): one batched movegen call
 per pip count, no recursion.  Building takes a few seconds; the result is cached as a
-compressed ``.npz`` (float32, a few MB per rule set) under the user cache directory
+compressed ``.npz`` (float64, the very numbers built: every process that loads the cache
+sees what the building process uses) under the user cache directory
 (``$NARD_CACHE_DIR``, else ``$XDG_CACHE_HOME/nard-rl``, else ``~/.cache/nard-rl``).  It is
 not shipped as package data: it is cheaper to rebuild than to download, and rebuilding
 always matches the installed move generator.
@@ -41,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -65,7 +67,9 @@ MAX_CHECKERS = 15
 N_POSITIONS = 54264  # C(21, 6)
 MAX_ROLLS = 32
 """Length of the stored distributions; the build checks that no mass is lost beyond."""
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""Of the cache file: 2 stores float64 (1 stored float32, so the builder and the processes
+loading its cache saw numbers that differed in the eighth digit)."""
 
 
 def _binomials(n_max: int, k_max: int) -> np.ndarray:
@@ -195,6 +199,17 @@ def cache_dir() -> Path:
     return Path(base) / "nard-rl"
 
 
+def _plausible(db: BearoffDatabase) -> bool:
+    """A loaded table is distributions (rows of non-negative numbers summing to 1, nothing
+    in the last column) or it is rebuilt: a damaged cache must not answer positions."""
+    for table in (db.rolls, db.first):
+        if not np.isfinite(table).all() or table.min() < 0 or table[:, -1].max() > 0:
+            return False
+        if np.abs(table.sum(axis=1) - 1.0).max() > 1e-9:
+            return False
+    return True
+
+
 class BearoffDatabase:
     """The two one-sided tables of one rule set (``waste_rule``: R29 on or off)."""
 
@@ -221,18 +236,17 @@ class BearoffDatabase:
         if path.is_file():
             try:
                 with np.load(path) as data:
-                    return cls(data["rolls"], data["first"], waste_rule)
-            except (OSError, ValueError, KeyError):
-                pass  # unreadable cache: rebuild below
+                    rolls, first = data["rolls"], data["first"]
+                if rolls.dtype == np.float64 and first.dtype == np.float64:
+                    db = cls(rolls, first, waste_rule)
+                    if _plausible(db):
+                        return db
+            except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+                pass  # unreadable or damaged cache: rebuild below
         db = cls.build(waste_rule)
         with contextlib.suppress(OSError):  # a read-only home still gets the (rebuilt) table
-            atomic_write(
-                path,
-                lambda fh: np.savez_compressed(
-                    fh, rolls=db.rolls.astype(np.float32), first=db.first.astype(np.float32)
-                ),
-            )
-        return cls(db.rolls, db.first, waste_rule) if path.is_file() else db
+            atomic_write(path, lambda fh: np.savez_compressed(fh, rolls=db.rolls, first=db.first))
+        return db  # float64 as stored: the numbers every later load reads back
 
     def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
         """Exact cubeless ``(N, 5)`` probabilities of no-contact bear-off afterstates.

@@ -5,15 +5,25 @@ not guarantee better play; games decide.  The candidate plays the previous gener
 duplicate-dice games (``nard_rl.evaluation.play_match``), and is accepted only if its
 points per game exceed ``sigmas`` standard errors (over dice pairs), so a generation that
 is merely as good, or better by luck, never replaces its parent.
+
+The verdict is written before anything moves (``commit_verdict``): ``gate.json`` first,
+then an accepted candidate is copied to its targets (``gen_NNN.pt``, then ``best.pt``),
+each copy atomic and recognisable afterwards by the gate entry at the end of its history.
+A crash at any point therefore leaves either no verdict (the match is played again, on the
+same dice) or a verdict whose missing copies ``finish_verdict`` makes on the next start;
+never a ``best.pt`` that changed without a verdict saying so.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from nard_rl.evaluation import play_match
+from nard_rl.io import atomic_write
 from nard_rl.players.base import RACE_SUFFIX, make_player
 from nard_rl.progress import progress_bar
 
@@ -82,3 +92,62 @@ def gate(
         race_net=race_net,
     )
     return out
+
+
+Copy = Callable[[Path, Path, dict[str, Any]], None]
+"""``copy(src, dst, entry)``: the checkpoint ``src`` at ``dst`` with ``entry`` appended to
+its history (the pipeline's ``_copy_checkpoint``)."""
+
+
+def verdict_entry(verdict: dict[str, Any]) -> dict[str, Any]:
+    """The history entry an accepted candidate carries: the verdict, its settings as
+    ``config``."""
+    entry = {"stage": "gate", **{k: v for k, v in verdict.items() if k != "gate"}}
+    entry["config"] = verdict.get("gate", {})
+    return entry
+
+
+def holds_entry(path: Path, stage: str, generation: int) -> bool:
+    """Whether the checkpoint at ``path`` was last written as generation ``generation``'s
+    accepted candidate: its history ends with that generation's ``stage`` entry (``gate``,
+    or ``promote`` for a candidate accepted by hand)."""
+    if not path.exists():
+        return False
+    from nard_rl.network import load_checkpoint
+
+    history = load_checkpoint(path).get("extra", {}).get("history", [])
+    last = history[-1] if history else {}
+    return last.get("stage") == stage and last.get("generation") == generation
+
+
+def commit_verdict(
+    path: Path,
+    verdict: dict[str, Any],
+    candidate: Path,
+    targets: Sequence[Path],
+    copy: Copy,
+) -> None:
+    """Write ``verdict`` (with its ``generation``) to ``path``, atomically, and only then,
+    if accepted, copy ``candidate`` to ``targets`` in order (``finish_verdict``)."""
+    if "generation" not in verdict:
+        raise ValueError("a verdict names its generation")
+    atomic_write(path, lambda fh: fh.write(json.dumps(verdict, indent=2).encode()))
+    finish_verdict(path, candidate, targets, copy)
+
+
+def finish_verdict(path: Path, candidate: Path, targets: Sequence[Path], copy: Copy) -> list[Path]:
+    """Make the copies an accepted verdict at ``path`` calls for that are not made yet (a
+    crash between the verdict and its copies); returns the targets written.  A rejected
+    verdict, or none, moves nothing."""
+    if not path.exists():
+        return []
+    verdict = json.loads(path.read_text())
+    if not verdict.get("accepted"):
+        return []
+    g = int(verdict["generation"])
+    written = []
+    for target in targets:
+        if not holds_entry(target, "gate", g):
+            copy(candidate, target, verdict_entry(verdict))
+            written.append(target)
+    return written

@@ -42,7 +42,13 @@ from nard_rl.network import NetSpec, load_network, resolve_device, save_checkpoi
 from nard_rl.runlock import RunLock, refuse_existing
 from nard_rl.supervised.dataset import load_dataset, merge_rows
 from nard_rl.supervised.fit import FitConfig, fit, grow_net, load_rows
-from nard_rl.supervised.gate import GateConfig, gate
+from nard_rl.supervised.gate import (
+    GateConfig,
+    commit_verdict,
+    finish_verdict,
+    gate,
+    holds_entry,
+)
 from nard_rl.supervised.label import LabelConfig, label_shard, read_shard, shard_path
 
 BEST = "best.pt"
@@ -257,6 +263,10 @@ def _run_stages(conf: dict[str, Any], ctx: DistContext | None) -> Path:
         # the spec as given (``default`` or the user's path), not where it resolved to
         _copy_checkpoint(init, best, {"stage": "init", "from": conf["init"], "config": conf})
         _log(f"generation 0: {init}")
+    last = current_generation(run) - 1
+    if last >= 1:  # a crash between the last verdict and its copies: make them first
+        gdir = generation_dir(run, last)
+        finish_verdict(gdir / GATE, gdir / CANDIDATE, _gate_targets(run, last), _copy_checkpoint)
     label_cfg = LabelConfig(**conf["label"])
     fit_cfg = FitConfig(**conf["fit"])
     gate_cfg = GateConfig(**conf["gate"])
@@ -324,7 +334,9 @@ def promote(run: Path, note: str | None) -> Path:
         raise RuntimeError(f"{run}: no gated generation to promote")
     gdir = generation_dir(run, g)
     verdict = json.loads((gdir / GATE).read_text())
-    if verdict.get("accepted") or (run / f"gen_{g:03d}.pt").exists():
+    # both copies are made again unless best.pt holds the promotion: a crash between
+    # them is finished by running the same command again
+    if verdict.get("accepted") or holds_entry(run / BEST, "promote", g):
         raise RuntimeError(f"generation {g} is already accepted; nothing to promote")
     entry = {
         "stage": "promote",
@@ -471,9 +483,12 @@ def _gate_generation(
         f"generation {g}: {verdict['ppg']:+.4f} ppg +- {verdict['se']:.4f} (1 se) -> "
         + ("accepted" if verdict["accepted"] else "rejected")
     )
-    if verdict["accepted"]:
-        entry = {"stage": "gate", **{k: v for k, v in verdict.items() if k != "gate"}}
-        entry["config"] = verdict["gate"]
-        _copy_checkpoint(cand, run / f"gen_{g:03d}.pt", entry)
-        _copy_checkpoint(cand, best, entry)
-    _atomic_json(generation_dir(run, g) / GATE, verdict)
+    # the verdict first, then the copies (gen_NNN.pt, best.pt): see gate.commit_verdict
+    commit_verdict(
+        generation_dir(run, g) / GATE, verdict, cand, _gate_targets(run, g), _copy_checkpoint
+    )
+
+
+def _gate_targets(run: Path, g: int) -> list[Path]:
+    """Where an accepted generation ``g`` is copied, in order: its archive, then best.pt."""
+    return [run / f"gen_{g:03d}.pt", run / BEST]
