@@ -94,6 +94,8 @@ class RolloutTask:
     match: MatchScore | None = None
     settings: RolloutSettings = field(default_factory=RolloutSettings)
     candidates: int = DEFAULT_CANDIDATES
+    ignored: tuple[str, ...] = ()
+    """Fields of the request that were not read (named in the answer)."""
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -256,6 +258,7 @@ def _header(task: RolloutTask) -> dict[str, Any]:
         if m is None
         else {"length": m.length, "score": [m.score_me, m.score_opp], "crawford": m.crawford},
         "settings": task.settings.to_dict(),
+        **({"ignored_fields": list(task.ignored)} if task.ignored else {}),
     }
 
 
@@ -323,5 +326,7 @@ def answer(rollout_plan: RolloutPlan, values: np.ndarray) -> dict[str, Any]:
         row["diff_se"] = _num(diff.se) if i != order[0] else 0.0
         plays.append(row)
     out["ranked_by"] = "match_equity" if task.match is not None else "equity"
+    # the position with this roll is worth its best play: its figures at the top level
+    out.update({k: v for k, v in plays[0].items() if k not in ("move", "board", "diff", "diff_se")})
     out["plays"] = plays
     return out

@@ -150,10 +150,11 @@ def test_every_jsonl_line_is_answered_in_order(
     answers = run_jsonl(monkeypatch, capsys, lines)
     assert len(answers) == len(lines)
     ok = [i for i, a in enumerate(answers) if "error" not in a]
-    assert ok == [2, 12]
+    assert ok == [2, 3, 12]
     assert answers[2] == answers[12]
     assert "JSON" in answers[0]["error"]
-    assert "trails" in answers[3]["error"]
+    # a field it does not read is named, not silently dropped (the default trials ran)
+    assert answers[3]["ignored_fields"] == ["trails"] and answers[3]["trials"] == 36
     assert "trials" in answers[4]["error"]
     assert "truncation" in answers[5]["error"]
     assert "ply" in answers[6]["error"]

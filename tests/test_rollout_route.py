@@ -48,7 +48,7 @@ def wait(client: TestClient, job_id: str, timeout: float = 120.0) -> dict[str, A
 
 
 def test_a_job_runs_to_its_result(client: TestClient) -> None:
-    r = client.post("/v1/rollout", json={"board": RACE, "trials": 1296, "seed": 4})
+    r = client.post("/v1/rollout", json={"board": RACE, "trials": 1296, "seed": 4, "tag": 7})
     assert r.status_code == 202
     job = r.json()
     assert set(job) == {"id", "status"} and job["status"] in ("queued", "running")
@@ -57,6 +57,7 @@ def test_a_job_runs_to_its_result(client: TestClient) -> None:
     assert view["progress"] == {"trials_done": 1296, "trials_total": 1296, "fraction": 1.0}
     result = view["result"]
     assert result["mode"] == "position" and result["settings"]["trials"] == 1296
+    assert result["ignored_fields"] == ["tag"]
     db = get_bearoff_database(False)
     exact = 1.0 - float(db.probabilities(Position(RACE).flip().array()[None, :])[0, 0])
     assert abs(result["win"] - exact) < 3 * result["win_se"]
@@ -99,7 +100,6 @@ def test_limits_and_bad_requests_get_4xx_with_a_message(client: TestClient) -> N
     assert r.status_code == 400 and "5000" in r.json()["error"]
     for body, word in [
         ({"board": RACE, "trials": 0}, "trials"),
-        ({"board": RACE, "trails": 10}, "trails"),
         ({"board": RACE, "mode": "cube", "dice": [1, 2]}, "dice"),
         ({"board": RACE, "ply": 3}, "ply"),
         ({"board": [1] * 26}, "board"),

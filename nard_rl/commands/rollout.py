@@ -149,7 +149,15 @@ def _evaluator(name: str) -> Any:
 
 
 def _work(rollout_plan: Any, lo: int, hi: int) -> Any:
-    """One chunk of trials of one plan (in a worker process, or here)."""
+    """One chunk of trials of one plan (in a worker process, or here); a failure comes
+    back as its message, so that its line is answered and the others go on."""
+    try:
+        return _chunk(rollout_plan, lo, hi)
+    except Exception as exc:  # every line gets an answer, even an unforeseen failure
+        return f"{type(exc).__name__}: {exc}"
+
+
+def _chunk(rollout_plan: Any, lo: int, hi: int) -> Any:
     from nard_rl.rollout_jobs import chunk_values
     from nard_rl.search import Search
 
@@ -164,8 +172,9 @@ def _work(rollout_plan: Any, lo: int, hi: int) -> Any:
 def run_plans(
     plans: list[Any], workers: int, net: str, *, quiet: bool = False, on_done: Any = None
 ) -> dict[int, Any]:
-    """Every plan's trials ``(M, T, 5)`` by its index (``None`` entries are skipped);
-    ``on_done(i, values)`` as each plan completes, in index order."""
+    """Every plan's trials ``(M, T, 5)`` by its index (``None`` entries are skipped; a
+    plan whose rollout failed has its error message instead); ``on_done(i, values)`` as
+    each plan completes, in index order."""
     import numpy as np
 
     from nard_rl.progress import progress_bar
@@ -191,6 +200,13 @@ def run_plans(
             nxt += 1
 
     def store(i: int, lo: int, values: Any) -> None:
+        if i not in parts:  # an earlier chunk of this plan failed
+            return
+        if isinstance(values, str):
+            finished[i] = values
+            del parts[i]
+            flush()
+            return
         parts[i][lo] = values
         bar.update(values.shape[0] * values.shape[1])
         if len(parts[i]) == need[i]:
@@ -265,6 +281,8 @@ def serve_jsonl(stdin: Iterable[str], stdout: TextIO, args: argparse.Namespace) 
     def emit(i: int, values: Any) -> None:
         if plans[i] is None:
             out: dict[str, Any] = {"error": errors[i]}
+        elif isinstance(values, str):
+            out = {"error": f"the rollout failed: {values}"}
         else:
             try:
                 out = answer(plans[i], values)
@@ -354,6 +372,8 @@ def run(args: argparse.Namespace) -> int:
         start = time.perf_counter()
         values = run_plans([p], args.workers, args.net, quiet=args.quiet)[0]
         seconds = time.perf_counter() - start
+        if isinstance(values, str):
+            raise ValueError(f"the rollout failed: {values}")
         out = answer(p, values)
     except (ValueError, OSError, json.JSONDecodeError) as exc:
         print(f"nard rollout: error: {exc}", file=sys.stderr)

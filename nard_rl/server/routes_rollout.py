@@ -73,15 +73,13 @@ def task_from_request(
 ) -> RolloutTask:
     """One rollout request (the fields of ``nard_rl.server.state`` plus
     ``ROLLOUT_FIELDS``) as a task; ``ValueError`` names what is wrong.  ``defaults``
-    supplies the settings a request leaves out."""
+    supplies the settings a request leaves out.  Other fields are ignored, as ``nard
+    hint --jsonl`` ignores them, and listed in the answer (``"ignored_fields"``), so a
+    misspelt setting does not pass unnoticed."""
     if not isinstance(request, dict):
         raise ValueError("the request must be a JSON object")
-    unknown = sorted(set(request) - set(ROLLOUT_FIELDS) - set(STATE_FIELDS))
-    if unknown:
-        raise ValueError(
-            f"unknown field(s) {', '.join(repr(k) for k in unknown)}; a rollout request takes "
-            + ", ".join(repr(k) for k in (*STATE_FIELDS, *ROLLOUT_FIELDS))
-        )
+    # other fields (a caller's own "id", hint's "top", a typo) are named in the answer
+    ignored = tuple(sorted(set(request) - set(ROLLOUT_FIELDS) - set(STATE_FIELDS)))
     state = state_from_request(
         {k: v for k, v in request.items() if k in STATE_FIELDS}, default_rules
     )
@@ -111,6 +109,7 @@ def task_from_request(
         match=state.match,
         settings=settings,
         candidates=request.get("candidates", DEFAULT_CANDIDATES),
+        ignored=ignored,
     )
 
 
