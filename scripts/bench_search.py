@@ -136,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-prune", action="store_true", help="score every reply in full (the exact search)"
     )
+    parser.add_argument("--keep", type=int, default=None, help="pruner: replies kept per roll")
     args = parser.parse_args(argv)
     if args.positions < 1 or args.deep < 1:
         parser.error("--positions and --deep must be >= 1")
@@ -151,10 +152,12 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     boards, dice = load_positions(args.data, max(args.positions, args.deep), args.kind)
     search = Search(load_evaluator(args.net), pruner=False if args.no_prune else None)
+    if args.keep is not None and search.pruner is not None:
+        search.pruner.keep = args.keep
     use_gnubg = not args.no_gnubg and gnubg_available()
     print(
         f"{boards.shape[0]} {args.kind} positions with a real choice from {args.data.name} "
-        f"(search {'exact' if search.pruner is None else 'pruned: ' + search.pruner.name}) "
+        f"(search {'exact' if search.pruner is None else f'pruned, keep {search.pruner.keep}'}) "
         f"({min(args.deep, boards.shape[0])} at ply >= 2); decisions per second, "
         f"wall clock / CPU time; ratio = nard / gnubg"
     )
