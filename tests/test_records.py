@@ -11,7 +11,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nard_rl.engine.game import Double, Drop, Match, Move, NoPlay, Phase, Take
+from nard_rl.engine.game import (
+    Double,
+    Drop,
+    Game,
+    Match,
+    Move,
+    NoPlay,
+    OpeningRoll,
+    Phase,
+    Roll,
+    Take,
+)
 from nard_rl.engine.matfile import export_mat
 from nard_rl.records import RecordError, load_match, parse_match, replay
 
@@ -183,3 +194,50 @@ def test_sgf_bad_move_letters() -> None:
     wrong_dice = (DATA / "gnubg_3pt.sgf").read_text().replace(";W[21xwmk]", ";W[31xwmk]", 1)
     with pytest.raises(RecordError, match=r"game 1, move 1 .*not reachable with 3-1"):
         replay(parse_match(wrong_dice, "dice.sgf"))
+
+
+def _bench_module():
+    import importlib.util
+
+    path = Path(__file__).parents[1] / "scripts" / "bench_analyze.py"
+    spec = importlib.util.spec_from_file_location("bench_analyze", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.gnubg
+@pytest.mark.parametrize("seed,noise", [(901, (0.0, 0.06)), (902, (0.03, 0.01))])
+def test_fresh_gnubg_matches_replay(tmp_path: Path, seed: int, noise: tuple[float, float]) -> None:
+    """gnubg plays a new 3-point match now; both of its files replay with every move
+    legal, alike, and with gnubg's own count of moves and unforced moves."""
+    bench = _bench_module()
+    sgf, mat = bench.play_match(tmp_path / "fresh", 3, seed, noise)
+    a, b = load_match(sgf), load_match(mat)
+    assert _events(a) == _events(b)
+    ref = bench.gnubg_analysis(sgf, 0)["players"]
+    moves, unforced = [0, 0], [0, 0]
+    for g in a.games:
+        assert g.game.result == b.games[g.number - 1].game.result
+        probe = Game(g.game.rules, match_length=a.length, crawford=g.crawford)
+        for e in g.game.record:
+            if isinstance(e, (Move, NoPlay)):
+                moves[e.player] += 1
+            if isinstance(e, Move):
+                unforced[e.player] += len(probe.legal_plays()) > 1
+            _feed(probe, e)
+    assert moves == [ref[0]["moves"], ref[1]["moves"]]
+    assert unforced == [ref[0]["unforced"], ref[1]["unforced"]]
+
+
+def _feed(game: Game, event: object) -> None:
+    """Play one recorded event on ``game`` (up to the last move: the end is not needed)."""
+    if isinstance(event, (OpeningRoll, Roll)):
+        game.roll(event.dice)
+    elif isinstance(event, Move):
+        game.play(event.board)
+    elif isinstance(event, Double):
+        game.double()
+    elif isinstance(event, Take):
+        game.take()
