@@ -156,6 +156,67 @@ def test_gloo_collectives_average_weighted_gradients_and_gather_shards(tmp_path:
     assert res[0]["digest"] == res[1]["digest"]  # rank 1's drift was overwritten
 
 
+def _failing_rank_worker(rank: int, world: int, port: int, out: str) -> None:
+    """A two-rank training run in which rank 1 fails on its third update; each rank
+    writes how it ended."""
+    os.environ.update(local_rank_env(rank, world, port))
+    from nard_rl.config import TrainConfig
+    from nard_rl.selfplay import SelfPlay
+    from nard_rl.train import train
+
+    real = SelfPlay.step
+    calls = [0]
+
+    def step(self: SelfPlay, net: torch.nn.Module, opt: torch.optim.Optimizer) -> object:
+        calls[0] += 1
+        if rank == 1 and calls[0] == 3:
+            raise RuntimeError("rank 1 breaks down")
+        return real(self, net, opt)
+
+    SelfPlay.step = step  # type: ignore[method-assign]
+    cfg = TrainConfig()
+    cfg.name, cfg.out_dir, cfg.device = "f", out, "cpu"
+    cfg.encoding.name = "tesauro198"
+    cfg.model.hidden = [8]
+    tr = cfg.trainer
+    tr.games, tr.parallel_games, tr.checkpoint_every = 10**6, 8, 10**6
+    tr.eval_every, tr.final_eval_games, tr.log_every = 0, 0, 1000
+    try:
+        train(cfg)
+        outcome = "finished"
+    except BaseException as exc:  # what ended the rank is the result
+        outcome = f"{type(exc).__name__}: {exc}".splitlines()[0]
+    Path(out, f"rank{rank}.txt").write_text(outcome)
+
+
+@pytest.mark.slow  # two spawned ranks import torch and compile: about a minute
+def test_a_failing_rank_does_not_hang_its_peer(tmp_path: Path) -> None:
+    """Rank 1 raises in the middle of training: it runs no collective on its way out (a
+    final checkpoint's gathers would wait for a peer that is in another collective), it
+    leaves the process group, and rank 0's pending collective then fails instead of
+    waiting: both processes end within seconds, and no checkpoint is written."""
+    ctx = torch.multiprocessing.get_context("spawn")
+    port = free_port()
+    procs = [
+        ctx.Process(target=_failing_rank_worker, args=(r, 2, port, str(tmp_path))) for r in range(2)
+    ]
+    for p in procs:
+        p.start()
+    deadline = time.time() + 180
+    for p in procs:
+        p.join(timeout=max(1.0, deadline - time.time()))
+    hung = [r for r, p in enumerate(procs) if p.is_alive()]
+    for p in procs:
+        if p.is_alive():
+            p.kill()
+            p.join()
+    assert not hung, f"rank(s) {hung} still waiting after rank 1 failed"
+    assert (tmp_path / "rank1.txt").read_text() == "RuntimeError: rank 1 breaks down"
+    assert (tmp_path / "rank0.txt").read_text() != "finished"  # its collective failed
+    assert not (tmp_path / "f" / "checkpoints" / "last.pt").exists()
+    assert not (tmp_path / "f" / "run.lock").exists()
+
+
 def test_sharded_match_equals_single_process() -> None:
     from nard_rl.evaluation import match_result, play_match, play_pairs, play_pairs_sharded
     from nard_rl.players import make_player
