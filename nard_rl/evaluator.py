@@ -18,6 +18,7 @@ contact positions to the contact net.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -26,10 +27,11 @@ import torch
 
 from nard_rl.checkpoint_paths import resolve_checkpoint, shipped_dir
 from nard_rl.encoding import get_encoding
-from nard_rl.engine.batch import outcomes
+from nard_rl.engine.batch import outcomes, segment_argmax
 from nard_rl.engine.bearoff import BearoffDatabase, get_bearoff_database
 from nard_rl.engine.classify import BEAROFF, CONTACT, RACE, classify
-from nard_rl.engine.rules import RuleSet, get_rules
+from nard_rl.engine.position import flip_boards
+from nard_rl.engine.rules import RuleSet, cubeless_equity, get_rules, swap_sides
 from nard_rl.fastnet import FusedNet, supports
 from nard_rl.network import EquityNet, NetSpec, load_network
 from nard_rl.players.base import RACE_SUFFIX, parse_player_spec
@@ -43,7 +45,9 @@ __all__ = [
     "NetEvaluator",
     "check_afterstates",
     "exact_finished",
+    "greedy_choice",
     "load_evaluator",
+    "pre_roll_probabilities",
 ]
 
 
@@ -78,6 +82,43 @@ def exact_finished(afterstates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     probs[:, 1] = gammon
     probs[:, 2] = bg
     return done, probs
+
+
+def greedy_choice(
+    evaluator: Evaluator,
+    afterstates: np.ndarray,
+    offsets: np.ndarray,
+    *,
+    noise: float = 0.0,
+    rng: np.random.Generator | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The 0-ply greedy play, the one chooser every 0-ply player, rollout and labelling
+    loop uses: per segment of ``offsets``, the local index of the afterstate of highest
+    cubeless equity for the mover (-1 for an empty segment, R16), and the probabilities
+    of every afterstate (so callers keep the chosen rows' without asking twice).
+    ``noise`` adds Gaussian noise of that size to the equities before the choice (the
+    labeller's exploration), drawn from ``rng``."""
+    probs = np.asarray(evaluator.probabilities(afterstates))
+    eq = cubeless_equity(probs, evaluator.rules)
+    if noise > 0:
+        if rng is None:
+            raise ValueError("greedy_choice: noise needs an rng")
+        eq = eq + rng.normal(0.0, noise, size=eq.shape)
+    return segment_argmax(eq, offsets), probs
+
+
+def pre_roll_probabilities(
+    evaluate: Evaluator | Callable[[np.ndarray], np.ndarray], boards: np.ndarray
+) -> np.ndarray:
+    """``(N, 5)`` probabilities of positions *before* the roll, seen by the side on roll:
+    the one place of the pre-roll convention.  Nets learn afterstates only (the mover
+    just played, the other side to roll), so a pre-roll position is asked as the
+    opponent's afterstate (the board flipped) and the answer's sides swapped back.
+    ``evaluate`` is an evaluator or any afterstate-probability function (a search at
+    some ply)."""
+    arr = check_afterstates(np.asarray(boards).reshape(-1, 26))
+    ask = evaluate.probabilities if isinstance(evaluate, Evaluator) else evaluate
+    return swap_sides(np.asarray(ask(flip_boards(arr))))
 
 
 class NetEvaluator:

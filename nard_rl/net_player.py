@@ -21,12 +21,17 @@ from nard_rl.checkpoint_paths import (  # noqa: F401  (their old home's names)
 )
 from nard_rl.cube import CubeDecision, CubeState, cube_decision, cube_efficiency
 from nard_rl.encoding import get_encoding
-from nard_rl.engine.batch import segment_argmax
-from nard_rl.engine.position import flip_boards
 from nard_rl.engine.rules import RuleSet, get_rules
-from nard_rl.evaluator import CompositeEvaluator, Evaluator, NetEvaluator, load_evaluator
+from nard_rl.evaluator import (
+    CompositeEvaluator,
+    Evaluator,
+    NetEvaluator,
+    greedy_choice,
+    load_evaluator,
+    pre_roll_probabilities,
+)
 from nard_rl.met import MatchScore
-from nard_rl.network import EquityNet, NetSpec, cubeless_equity, load_network, swap_sides
+from nard_rl.network import EquityNet, NetSpec, cubeless_equity, load_network
 from nard_rl.players.base import RACE_SUFFIX, Player, parse_player_spec, register_player_factory
 
 
@@ -81,22 +86,14 @@ class NetworkPlayer(Player):
         """Cubeless equity of each afterstate for the side that just moved."""
         if afterstates.shape[0] == 0:
             return np.zeros(0, dtype=np.float32)
-        p = torch.from_numpy(self.evaluator.probabilities(afterstates))
-        return cubeless_equity(p, self.rules).float().numpy()
+        probs = self.evaluator.probabilities(afterstates)
+        return cubeless_equity(probs, self.rules).astype(np.float32)
 
     def pre_roll_probabilities(self, boards: np.ndarray) -> np.ndarray:
         """Five cubeless probabilities of the player on roll of each ``(N, 26)`` board (its
-        view), before rolling: the input cube decisions need.
-
-        Self-play trains the net on afterstates only (the side that just moved, the other
-        side to roll), so a pre-roll position is asked in exactly that form: as the
-        opponent's afterstate (the flipped board, ``on_roll=False``), whose probabilities
-        are then seen from the roller's side.  Encoding it with ``on_roll=True`` instead
-        would feed the net inputs it never saw in training.
-        """
-        opp = flip_boards(np.asarray(boards, dtype=np.int8).reshape(-1, 26))
-        probs = torch.from_numpy(self.evaluator.probabilities(opp))
-        return swap_sides(probs).double().numpy()
+        view), before rolling: the input cube decisions need (the pre-roll convention of
+        ``nard_rl.evaluator.pre_roll_probabilities``)."""
+        return pre_roll_probabilities(self.evaluator, boards).astype(np.float64)
 
     def cube_action(
         self,
@@ -120,7 +117,7 @@ class NetworkPlayer(Player):
     def choose_batch(
         self, boards: np.ndarray, dice: np.ndarray, afterstates: np.ndarray, offsets: np.ndarray
     ) -> np.ndarray:
-        return segment_argmax(self.equities(afterstates), offsets)
+        return greedy_choice(self.evaluator, afterstates, offsets)[0]
 
 
 def _factory(spec: str, *, rules: RuleSet | str = "standard", seed: int | None = None) -> Player:

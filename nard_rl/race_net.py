@@ -325,10 +325,11 @@ def _contact_choice(
     player: Any, boards: np.ndarray, dice: np.ndarray, rng: np.random.Generator, explore: float
 ) -> np.ndarray:
     """Each board's afterstate under the contact player (random with ``explore``)."""
+    from nard_rl.evaluator import greedy_choice  # the evaluator imports this module
+
     afters, offsets = legal_afterstates_batch(boards, dice, player.rules.waste_rule)
     counts = np.diff(offsets)
-    eq = cubeless_equity(player.probabilities(afters), player.rules)
-    local = segment_argmax(eq, offsets)
+    local, _ = greedy_choice(player, afters, offsets)
     wild = (rng.random(boards.shape[0]) < explore) & (counts > 0)
     local[wild] = (rng.random(int(wild.sum())) * counts[wild]).astype(np.int64)
     chosen = boards.copy()  # R16: no legal play leaves the board as it was

@@ -30,13 +30,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nard_rl.engine.batch import ROLL_WEIGHTS, ROLLS, segment_argmax, with_passes
+from nard_rl.engine.batch import ROLL_WEIGHTS, ROLLS, with_passes
 from nard_rl.engine.classify import race_flags
 from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.engine.position import flip_boards
-from nard_rl.engine.rules import cubeless_equity, swap_sides
+from nard_rl.engine.rules import swap_sides
 from nard_rl.evaluation import pair_dice
-from nard_rl.evaluator import Evaluator, check_afterstates, exact_finished
+from nard_rl.evaluator import Evaluator, check_afterstates, exact_finished, greedy_choice
 from nard_rl.search import Search
 
 __all__ = [
@@ -68,8 +68,8 @@ def greedy_plays(
     A position without a legal play keeps its board (R16)."""
     afters, offsets = legal_afterstates_batch(boards, dice, waste_rule)
     afters, offsets = with_passes(afters, offsets, boards)
-    probs = evaluator.probabilities(afters)
-    rows = offsets[:-1] + segment_argmax(cubeless_equity(probs, evaluator.rules), offsets)
+    local, probs = greedy_choice(evaluator, afters, offsets)
+    rows = offsets[:-1] + local
     return afters[rows], probs[rows]
 
 

@@ -47,7 +47,7 @@ from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.engine.movetext import format_plays
 from nard_rl.engine.position import flip_boards
 from nard_rl.engine.rules import RuleSet, cubeless_equity, get_rules, swap_sides
-from nard_rl.evaluator import Evaluator, check_afterstates, exact_finished
+from nard_rl.evaluator import Evaluator, check_afterstates, exact_finished, pre_roll_probabilities
 from nard_rl.players.base import Player
 from nard_rl.pruning import Pruner
 
@@ -217,9 +217,10 @@ class Search:
     def pre_roll_probs(self, boards: np.ndarray, ply: int = 1) -> np.ndarray:
         """``(N, 5)`` probabilities of positions before the roll, seen by the side on roll
         (the pre-roll convention: the opponent's afterstate, sides swapped)."""
-        arr = check_afterstates(boards)
-        opp = self._probs(flip_boards(arr), check_ply(ply))
-        return swap_sides(opp).astype(np.float32)
+        check_ply(ply)
+        return pre_roll_probabilities(
+            lambda opp: self._probs(opp, ply), check_afterstates(boards)
+        ).astype(np.float32)
 
     def _eval0(self, afterstates: np.ndarray) -> np.ndarray:
         if afterstates.shape[0] == 0:

@@ -27,14 +27,86 @@ def _finished(opp_home: bool, opp_off: int) -> np.ndarray:
     return b
 
 
-def test_plain_net_matches_network_player(plain: Evaluator) -> None:
+def test_network_player_plays_its_evaluators_best_equity() -> None:
+    """The 0-ply player's choice, per position, is the candidate whose cubeless equity
+    (computed here row by row) is highest, and -1 where a position has no play."""
+    from nard_rl.engine.movegen import legal_afterstates_batch
+    from nard_rl.engine.rules import cubeless_equity, get_rules
+
     player = NetworkPlayer.from_checkpoint(default_checkpoint_path())
-    boards = np.array([START_BOARD, np.negative(START_BOARD[::-1])], dtype=np.int8)
-    # the compiled forward pass (nard_rl.fastnet) and torch agree to float rounding
-    np.testing.assert_allclose(
-        plain.probabilities(boards), player.probabilities(boards), rtol=1e-5, atol=1e-6
+    boards = np.array([START_BOARD, START_BOARD, START_BOARD], dtype=np.int8)
+    dice = np.array([[3, 1], [6, 6], [5, 2]], dtype=np.int8)
+    afters, offsets = legal_afterstates_batch(boards, dice)
+    picks = player.choose_batch(boards, dice, afters, offsets)
+    rules = get_rules("standard")
+    for i in range(3):
+        rows = afters[offsets[i] : offsets[i + 1]]
+        eq = [float(cubeless_equity(player.probabilities(r[None, :]), rules)[0]) for r in rows]
+        assert picks[i] == int(np.argmax(eq))
+    empty = player.choose_batch(boards[:1], dice[:1], afters[:0], np.array([0, 0]))
+    assert empty.tolist() == [-1]
+
+
+class _SumEvaluator:
+    """Probabilities that make a row's cubeless equity grow with the sum of its board."""
+
+    def __init__(self) -> None:
+        from nard_rl.engine.rules import get_rules
+
+        self.rules = get_rules("standard")
+
+    def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
+        win = (np.asarray(afterstates, dtype=np.float32).sum(axis=1) + 100.0) / 200.0
+        out = np.zeros((afterstates.shape[0], 5), dtype=np.float32)
+        out[:, 0] = win
+        return out
+
+
+def test_greedy_choice_takes_each_segments_highest_equity() -> None:
+    from nard_rl.evaluator import greedy_choice
+
+    afters = np.zeros((6, 26), dtype=np.int8)
+    afters[:, 1] = [3, 9, 1, 5, 5, 2]  # row sums: the chooser must pick 9 and the first 5
+    offsets = np.array([0, 3, 3, 6])  # the middle position has no play (R16)
+    local, probs = greedy_choice(_SumEvaluator(), afters, offsets)
+    assert local.tolist() == [1, -1, 0]
+    np.testing.assert_allclose(probs[:, 0], (afters[:, 1] + 100.0) / 200.0)
+    # noise that dwarfs the equities makes some choice differ, reproducibly per seed
+    noisy = [
+        greedy_choice(_SumEvaluator(), afters, offsets, noise=10.0, rng=np.random.default_rng(s))[0]
+        for s in range(20)
+    ]
+    assert any(n.tolist() != [1, -1, 0] for n in noisy)
+    again = greedy_choice(
+        _SumEvaluator(), afters, offsets, noise=10.0, rng=np.random.default_rng(0)
     )
-    assert isinstance(plain, Evaluator)
+    assert again[0].tolist() == noisy[0].tolist()
+    with pytest.raises(ValueError, match="rng"):
+        greedy_choice(_SumEvaluator(), afters, offsets, noise=1.0)
+
+
+@pytest.mark.parametrize(
+    ("opp_home", "opp_off", "expected"),
+    [
+        (False, 3, [0, 0, 0, 0, 0]),
+        (False, 0, [0, 0, 0, 1, 0]),
+        (True, 0, [0, 0, 0, 1, 1]),
+    ],
+)
+def test_pre_roll_probabilities_are_the_rollers_view(
+    plain: Evaluator, opp_home: bool, opp_off: int, expected: list[int]
+) -> None:
+    """Before the roll, a position whose other side has just borne off its last checker is
+    lost for the side on roll: a loss, a gammon or a backgammon by what it has left."""
+    from nard_rl.engine.position import flip_boards
+    from nard_rl.evaluator import pre_roll_probabilities
+
+    roller = flip_boards(_finished(opp_home, opp_off)[None, :])
+    np.testing.assert_array_equal(pre_roll_probabilities(plain, roller)[0], expected)
+    player = NetworkPlayer.from_evaluator(plain)
+    np.testing.assert_array_equal(player.pre_roll_probabilities(roller)[0], expected)
+    # a search function in place of an evaluator: the same convention
+    np.testing.assert_array_equal(pre_roll_probabilities(plain.probabilities, roller)[0], expected)
 
 
 @pytest.mark.parametrize(
