@@ -180,6 +180,10 @@ def test_save_writes_the_match_and_autosave_follows_every_game(tmp_path: Path) -
     assert mid.startswith(" 1 point match\n") and "you : 0" in mid and "bot : 0" in mid
     final = auto.read_text()
     assert "Wins 1 point" in final  # the finished game, with its result
+    from nard_rl.records import parse_match, replay
+
+    replayed = replay(parse_match(final, str(auto)))  # the project's reader takes it back
+    assert len(replayed.games) == 1
     assert f"match saved to {auto}" in out.getvalue()
     with pytest.raises(ValueError, match=r"save writes \.mat files"):
         session.save(tmp_path / "x.sgf")

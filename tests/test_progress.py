@@ -43,3 +43,23 @@ def test_a_log_file_gets_about_one_line_a_minute(monkeypatch: pytest.MonkeyPatch
 
 def test_a_terminal_gets_live_redraws(monkeypatch: pytest.MonkeyPatch) -> None:
     assert _updates(_Tty(), monkeypatch) > 500
+
+
+@pytest.mark.slow
+def test_a_training_run_logs_to_train_log_and_its_bar_shows_one_speed(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "nard_rl", "train", "name=t", f"out_dir={tmp_path}",
+         "trainer=smoke", "trainer.games=30", "trainer.eval_every=0",
+         "trainer.final_eval_games=0", "model.hidden=[16]"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    log = (tmp_path / "t" / "train.log").read_text()
+    assert f"checkpoint: {tmp_path / 't' / 'checkpoints' / 'last.pt'}" in log
+    assert "checkpoint: " in out.stdout  # still on the console too
+    updates = [u for u in out.stderr.replace("\r", "\n").splitlines() if "/30 [" in u]
+    assert updates and all(u.count("game/s") + u.count("s/game") <= 1 for u in updates)
+    assert "games_s" not in out.stderr

@@ -135,7 +135,7 @@ class ActionResponse(BaseModel):
 
 class NewGame(Strict):
     EXPECTED: ClassVar[str] = (
-        'a JSON object of optional "rules", "match_length", "first" and "seed"'
+        'a JSON object of optional "rules", "match_length", "first", "seed" and "ply"'
     )
 
     rules: Literal["standard", "mars"] = "standard"
@@ -144,6 +144,7 @@ class NewGame(Strict):
         "opening", description="who moves first: the opening roll decides (R5), or fixed"
     )
     seed: Int | None = Field(None, ge=0, le=2**63 - 1)
+    ply: Int | None = Field(None, ge=0, le=3, description="the bot's lookahead (server default)")
 
 
 class MoveIn(Strict):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Request, Response
 
 from nard_rl.server.models import MoveIn, NewGame, ResignIn
 from nard_rl.server.services import JSONResponse, ServicesDep
@@ -26,12 +26,22 @@ def client_of(request: Request) -> str:
 @router.post("", status_code=201)
 async def new_game(req: NewGame, request: Request, svc: ServicesDep) -> JSONResponse:
     """A game or match against the bot (the human is player 0)."""
+    ply = None if req.ply is None else svc.check_ply(req.ply)  # the bot's, at most max_ply
     view = await svc.session.run(
         lambda: svc.sessions.create(
-            req.rules, req.match_length, req.first, req.seed, client=client_of(request)
+            req.rules, req.match_length, req.first, req.seed, client=client_of(request), ply=ply
         )
     )
     return JSONResponse(view, status_code=201)
+
+
+@router.get("/{game_id}/record.mat")
+async def game_record(game_id: str, svc: ServicesDep) -> Response:
+    """The session's games as Jellyfish ``.mat`` text, to save or import elsewhere."""
+    text = await svc.session.run(lambda: svc.sessions.record_mat(game_id))
+    disposition = f'attachment; filename="nard-{game_id}.mat"'
+    return Response(text, media_type="text/plain; charset=utf-8",
+                    headers={"content-disposition": disposition})  # fmt: skip
 
 
 @router.get("/{game_id}")

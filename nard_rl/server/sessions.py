@@ -106,6 +106,8 @@ class Session:
     log: list[str] = field(default_factory=list)
     seen: int = 0
     """Events of the current game already written to ``log``."""
+    ply: int | None = None
+    """The bot's lookahead for its plays (None: the analyzer's default)."""
     dropped_games: int = 0
     """Finished games of a money session no longer kept in ``match.games``."""
     dropped_points: list[int] = field(default_factory=lambda: [0, 0])
@@ -155,6 +157,15 @@ def decision_state(session: Session, player: int, dice: tuple[int, int] | None) 
     )
 
 
+_HOW = {
+    g.EndReason.BEAR_OFF: "all checkers borne off",
+    g.EndReason.DROP: "double passed",
+    g.EndReason.RESIGN: "resignation",
+    g.EndReason.TIMEOUT: "on time, R30",
+}
+"""How a game ended, in the log's words (the view's ``result.reason`` keeps the id)."""
+
+
 def _describe(event: object) -> str | None:
     who = lambda p: NAMES[p]  # noqa: E731
     if isinstance(event, g.OpeningRoll):
@@ -184,7 +195,21 @@ def _describe(event: object) -> str | None:
     if isinstance(event, g.GameOver):
         r = event.result
         plural = "s" if r.points != 1 else ""
-        return f"{who(r.winner)} wins {r.points} point{plural} ({r.reason.value})"
+        return f"{who(r.winner)} wins {r.points} point{plural} ({_HOW[r.reason]})"
+    return None
+
+
+def _last_move(game: Game) -> dict[str, Any] | None:
+    """The game's last play or forfeited roll: who, the dice, the notation and the checker
+    steps ``[from, to]`` in the mover's own numbering (25 its bar, 0 off), for a board
+    that shows the opponent's last move."""
+    for event in reversed(game.record):
+        if isinstance(event, g.Move):
+            steps = [[s.src, s.dst] for s in event.steps]
+            return {"by": NAMES[event.player], "dice": list(event.dice), "move": event.move,
+                    "steps": steps}  # fmt: skip
+        if isinstance(event, g.NoPlay):
+            return {"by": NAMES[event.player], "dice": list(event.dice), "move": "", "steps": []}
     return None
 
 
@@ -226,6 +251,7 @@ class SessionStore:
         first: str = "opening",
         seed: int | None = None,
         client: str = "unknown",
+        ply: int | None = None,
     ) -> dict[str, Any]:
         seed = secrets.randbits(63) if seed is None else seed
         clock = SessionClock(self.clock)
@@ -238,6 +264,7 @@ class SessionStore:
             clock,
             client=client,
             touched=self.clock(),
+            ply=ply,
         )
         with self._lock:
             self._expire()
@@ -304,6 +331,15 @@ class SessionStore:
         with self._lock:
             if self._drop(session_id, "was deleted") is None:
                 raise self._missing(session_id)
+
+    def record_mat(self, session_id: str) -> str:
+        """The session's games so far as Jellyfish ``.mat`` text (``nard_rl.engine.matfile``;
+        a money session's oldest games may have been dropped)."""
+        from nard_rl.engine.matfile import export_mat
+
+        session = self.get(session_id)
+        with session.lock:
+            return export_mat(session.match, names=NAMES)
 
     def state(self, session_id: str, at: float | None = None) -> dict[str, Any]:
         """The view of a session; ``at``: when the request arrived (the store's clock)."""
@@ -407,7 +443,7 @@ class SessionStore:
                 else:
                     game.drop()
             elif phase is Phase.MOVE:
-                _, board = a.best_play(decision_state(session, BOT, game.dice))
+                _, board = a.best_play(decision_state(session, BOT, game.dice), session.ply)
                 game.play(board)
             elif phase is Phase.RESIGN_PENDING:
                 pending = game.pending_resignation
@@ -459,6 +495,8 @@ class SessionStore:
             "match_over": match.is_over,
             "clock": None,
             "log": session.log[-40:],
+            "ply": session.ply,
+            "last_move": _last_move(game),
         }
         if game.phase is Phase.MOVE and on_roll == HUMAN:
             out["legal_plays"] = [
