@@ -199,3 +199,30 @@ def test_route_analyze() -> None:
         assert client.post("/v1/analyze/chart", json={"x": 1}).status_code == 400
         page = client.get("/analysis")
         assert page.status_code == 200 and "analysis.js" in page.text
+
+
+def test_route_analyzes_a_game_session() -> None:
+    """A session against the bot, analysed as it stands (a double may be pending)."""
+    from fastapi.testclient import TestClient
+
+    from nard_rl.server.app import create_app
+
+    with TestClient(create_app()) as client:
+        v = client.post("/v1/games", json={"match_length": 3, "seed": 4, "first": "human"}).json()
+        gid = v["id"]
+        human_moves = 0
+        for _ in range(3):
+            if v["phase"] in ("opening", "roll_or_double"):
+                v = client.post(f"/v1/games/{gid}/roll").json()
+            if v["phase"] == "move":
+                board = v["legal_plays"][0]["board"]
+                v = client.post(f"/v1/games/{gid}/move", json={"board": board}).json()
+                human_moves += 1
+        r = client.post(f"/v1/games/{gid}/analysis?ply=0")
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert body["names"] == ["human", "bot"] and body["match_length"] == 3
+        assert body["players"]["human"]["checker"]["moves"] == human_moves
+        rolls = [t for t in body["timeline"] if t["player"] == "human"]
+        assert len(rolls) == human_moves
+        assert client.post("/v1/games/missing/analysis").status_code == 404

@@ -3,7 +3,8 @@
 
 The body is the file itself (``.sgf`` or ``.mat`` text, any content type), or a JSON
 object ``{"match": "<file text>", "ply": N}``; ``?ply=N`` also sets the lookahead
-(default: the server's ``ply``, at most its ``max_ply``).  A body over
+(default: the server's ``ply``, at most its ``max_ply``).  ``POST
+/v1/games/{id}/analysis`` analyses a game session against the bot the same way.  A body over
 ``MAX_MATCH_BYTES`` gets 413, a file that cannot be read or replayed 400 with the
 reader's message (game, move number and text).  The analysis runs on the search queue,
 one at a time, with its own search caches (``MatchAnalyser``) over the server's
@@ -28,17 +29,31 @@ MAX_MATCH_BYTES = 256 * 1024
 router = APIRouter(tags=["analysis"])
 
 
-def _analyse(svc: Any, cache: dict[int, Any], text: str, ply: int) -> dict[str, Any]:
-    from nard_rl.analysis.core import MatchAnalyser, Settings, analyse
+def _analyser(svc: Any, cache: dict[tuple[str, int], Any], rules: str, ply: int) -> Any:
+    """The match analyser of a rule set and ply, built once over the server's evaluator."""
+    from nard_rl.analysis.core import MatchAnalyser, Settings
+
+    analyser = cache.get((rules, ply))
+    if analyser is None:
+        analyser = MatchAnalyser(svc.analyzer.evaluator(rules), Settings(ply))
+        cache[rules, ply] = analyser
+    return analyser
+
+
+def _analyse(svc: Any, cache: dict[tuple[str, int], Any], text: str, ply: int) -> dict[str, Any]:
+    from nard_rl.analysis.core import analyse
     from nard_rl.records import parse_match, replay
 
     match = replay(parse_match(text, "upload"))
-    analyser = cache.get(ply)
-    if analyser is None:
-        analyser = MatchAnalyser(svc.analyzer.evaluator("standard"), Settings(ply))
-        cache[ply] = analyser
-    result = analyse(match, analyser, net=svc.config.net)
-    return result.to_dict()
+    return analyse(match, _analyser(svc, cache, "standard", ply), net=svc.config.net).to_dict()
+
+
+def _cache(request: Request) -> dict[tuple[str, int], Any]:
+    cache = getattr(request.app.state, "match_analysers", None)
+    if cache is None:
+        cache = {}
+        request.app.state.match_analysers = cache
+    return cache
 
 
 @router.post("/v1/analyze", response_model=None)
@@ -64,12 +79,41 @@ async def analyze(request: Request, svc: ServicesDep, ply: int | None = None) ->
     if ply is not None and (isinstance(ply, bool) or not isinstance(ply, int) or ply < 0):
         raise ValueError(f'"ply" must be an integer >= 0, got {ply!r}')
     depth = svc.check_ply(ply)
-    cache = getattr(request.app.state, "match_analysers", None)
-    if cache is None:
-        cache = {}
-        request.app.state.match_analysers = cache
-    result = await svc.search.run(_analyse, svc, cache, text, depth)
+    result = await svc.search.run(_analyse, svc, _cache(request), text, depth)
     return JSONResponse(result)
+
+
+@router.post("/v1/games/{game_id}/analysis", response_model=None)
+async def analyze_session(
+    game_id: str, request: Request, svc: ServicesDep, ply: int | None = None
+) -> JSONResponse:
+    """The analysis of a game session against the bot (its games so far, the one in
+    progress up to where it stands), as ``/v1/analyze`` gives it; the players are
+    ``human`` and ``bot``."""
+    from nard_rl.engine.game import Game
+    from nard_rl.records import from_games
+    from nard_rl.server.sessions import NAMES
+
+    depth = svc.check_ply(ply)
+    session = svc.sessions.get(game_id)
+    with session.lock:  # a snapshot: the session may move on while the analysis runs
+        length = session.match.length
+        games = [
+            Game.replay(
+                list(g.record), rules=g.rules, match_length=g.match_length, crawford=g.crawford
+            )
+            for g in session.match.games
+        ]
+    rules = session.match.rules.name
+
+    def run() -> dict[str, Any]:
+        from nard_rl.analysis.core import analyse
+
+        match = from_games(games, length, (NAMES[0], NAMES[1]))
+        analyser = _analyser(svc, _cache(request), rules, depth)
+        return analyse(match, analyser, net=svc.config.net).to_dict()
+
+    return JSONResponse(await svc.search.run(run))
 
 
 @router.post("/v1/analyze/chart", response_model=None)
