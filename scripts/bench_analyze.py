@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     t_nard = time.perf_counter() - t0
     same_formats = 0
-    for i, (sgf, mat, noise) in enumerate(files):
+    for i, (_, _, noise) in enumerate(files):
         a, b = results[2 * i].to_dict(), results[2 * i + 1].to_dict()
         if a["players"] == b["players"]:
             same_formats += 1
@@ -232,8 +232,10 @@ def main(argv: list[str] | None = None) -> int:
             )
     if args.keep:
         (where / "rows.json").write_text(json.dumps(rows, indent=1))
-    print(f"{'match':>5} {'player':>7} {'noise':>6} {'nard':>8} {'gnubg':>8} "
-          f"{'chk n':>6} {'chk g':>6} {'cube n':>6} {'cube g':>6}")
+    print(
+        f"{'match':>5} {'player':>7} {'noise':>6} {'nard':>8} {'gnubg':>8} "
+        f"{'chk n':>6} {'chk g':>6} {'cube n':>6} {'cube g':>6}"
+    )
     for r in rows:
         print(
             f"{r['match']:5d} {r['player']:>7} {r['noise']:6.3f} {r['nard_rate']:8.1f} "
