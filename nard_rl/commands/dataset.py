@@ -28,7 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add.add_argument(
         "--checkpoint", type=Path, required=True, help="the teacher's checkpoint (for its hash)"
     )
-    add.add_argument("--budget-mb", type=float, default=None, help="size limit (default 100)")
+    add.add_argument("--budget-mb", type=float, default=None, help="size limit in MB (default 40)")
     sub.add_parser("card", help="rewrite CARD.md")
     info = sub.add_parser("info", help="per source counts and provenance")
     info.add_argument("--json", action="store_true", help="one JSON object")
