@@ -19,9 +19,10 @@ probabilities (steps of 1.5e-5, far below label noise), the decision id as int32
 
 Relabelling policy.  Rows are never deleted.  ``load_dataset`` answers every board once:
 where several sources labelled the same afterstate, the row of the deepest method wins,
-then the newest teacher (the later ``created``); so a better teacher relabelling old
-positions (a labelling job over an old source's seed, generation and teacher with a
-deeper method) replaces their labels without losing the old ones.  Old rows are worth relabelling when their teacher is two or
+then the newest teacher (the later ``created``); so a relabelled source (the same boards
+labelled again by a better teacher, deposited as a source of its own) replaces their
+labels without losing the old ones.  (Relabelling itself is not built yet: it is a
+search over a source's stored boards, with no collection.)  Old rows are worth relabelling when their teacher is two or
 more accepted generations behind the current one at the same depth (its labels then
 carry errors the current net no longer makes); until then new positions buy more per
 CPU-hour than relabelled ones, because collection is free next to the search.
