@@ -30,13 +30,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nard_rl.cube import CubeState
 from nard_rl.engine.batch import ROLL_WEIGHTS, ROLLS, with_passes
 from nard_rl.engine.classify import race_flags
 from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.engine.position import flip_boards
-from nard_rl.engine.rules import swap_sides
+from nard_rl.engine.rules import RuleSet, result_increments, swap_sides
 from nard_rl.evaluation import pair_dice
 from nard_rl.evaluator import Evaluator, check_afterstates, exact_finished, greedy_choice
+from nard_rl.met import MatchEquityTable, MatchScore
 from nard_rl.search import Search
 
 __all__ = [
@@ -44,7 +46,7 @@ __all__ = [
     "RolloutCancelled",
     "RolloutSettings",
     "board_groups",
-    "consistent_probs",
+    "cubeful_trial_values",
     "greedy_plays",
     "pre_roll_rollout",
     "rollout",
@@ -463,17 +465,6 @@ class Estimate:
         return cls(float(x.mean()), se)
 
 
-def consistent_probs(p: np.ndarray) -> np.ndarray:
-    """Five mean probabilities clipped to a consistent set (0 <= backgammon <= gammon <=
-    win <= 1 on each side): means of variance-reduced trials may stray by their noise."""
-    win = float(np.clip(p[0], 0.0, 1.0))
-    wg = float(np.clip(p[1], 0.0, win))
-    wbg = float(np.clip(p[2], 0.0, wg))
-    lg = float(np.clip(p[3], 0.0, 1.0 - win))
-    lbg = float(np.clip(p[4], 0.0, lg))
-    return np.array([win, wg, wbg, lg, lbg], dtype=np.float64)
-
-
 def pre_roll_rollout(
     evaluator: Evaluator,
     boards: np.ndarray,
@@ -497,3 +488,186 @@ def pre_roll_rollout(
         stratify=stratify,
     )
     return swap_sides(probs).astype(np.float64)
+
+
+# --------------------------------------------------------------------------------------
+# cubeful rollouts of a cube decision
+
+
+def _greedy_unique(
+    evaluator: Evaluator, boards: np.ndarray, dice: np.ndarray, waste_rule: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """``greedy_plays`` with equal (board, roll) pairs decided once."""
+    key = np.concatenate([boards, np.sort(dice, axis=1).astype(np.int8)], axis=1)
+    uniq, inverse = _unique_rows(key)
+    chosen, probs = greedy_plays(
+        evaluator,
+        np.ascontiguousarray(uniq[:, :26]),
+        np.ascontiguousarray(uniq[:, 26:]),
+        waste_rule,
+    )
+    return chosen[inverse], np.asarray(probs, dtype=np.float64)[inverse]
+
+
+CUBE_WINDOW = 0.4
+"""Cubeful rollouts ask the cube model only of players on roll with at least this
+winning chance (at 0-ply): no double comes from further behind in money play, where
+the doubling window opens near 0.65, nor at match scores outside post-Crawford, where
+the trailer's free drop makes every double right (those are always asked)."""
+
+
+def cubeful_trial_values(
+    evaluator: Evaluator,
+    board: np.ndarray,
+    cube: CubeState,
+    match: MatchScore | None,
+    settings: RolloutSettings,
+    *,
+    rules: RuleSet | None = None,
+    met: MatchEquityTable | None = None,
+    trials: slice | None = None,
+    stop: Callable[[], bool] | None = None,
+) -> np.ndarray:
+    """``(2, T, 1)``: the cubeful value of each trial of the side on roll of ``board``
+    (before the roll) after not doubling (row 0) and after doubling and being taken
+    (row 1; NaN where no double is possible), normalised as ``cube_decision`` does
+    (money: points per current cube; match: the match equity mapped so that losing /
+    winning the current cube is -1 / +1).
+
+    Both branches are played on the same dice (common random numbers).  Inside the
+    trials every player on roll with access to the cube asks the cube model
+    (``nard_rl.cube.cube_decision`` on its 0-ply pre-roll probabilities, at the cube and
+    the score) whether to double, and the receiver whether to take; a pass ends the
+    game for the cube's value.  Checker play is 0-ply by cubeless equity, as in every
+    rollout; a trial cut by ``settings.truncation`` is judged by the cube model's
+    cubeful value for the player on roll.  No variance reduction."""
+    from nard_rl.cube import DOUBLE_PASS, DOUBLE_TAKE, cube_decision, cube_efficiency
+
+    r = rules or evaluator.rules
+    table = met or MatchEquityTable.default()
+    root = np.asarray(board, dtype=np.int8).reshape(1, 26)
+    lo, hi, _ = (trials or slice(0, settings.trials)).indices(settings.trials)
+    ids = np.arange(lo, max(lo, hi), dtype=np.int64)
+    t = ids.size
+    total = settings.trials
+    group = board_groups(root)[0]
+    c0 = cube.value
+    owner0 = {"centered": 0, "mover": 1, "opponent": 2}[cube.owner]
+    can_double_root = (
+        r.cube
+        and owner0 != 2
+        and 2 * c0 <= r.cube_max
+        and (match is None or match.doubling_allowed)
+    )
+    # row i < t: no double; row t + i: doubled, taken, the opponent owns the cube
+    rows = 2 * t
+    tr = np.tile(ids, 2)
+    streams = np.uint64(group) * np.uint64(total) + tr.astype(np.uint64)
+    blocks = total // 36
+    stratified = (tr < blocks * 36) if settings.stratify else np.zeros(rows, dtype=bool)
+    code = pair_dice(
+        settings.seed, np.uint64(group) * np.uint64(36) + (tr % 36).astype(np.uint64), _SHIFT_PLY
+    )
+    shift = (code[:, 0].astype(np.int64) - 1) * 6 + code[:, 1] - 1
+    last = np.repeat(flip_boards(root), rows, axis=0)
+    root_moved = np.zeros(rows, dtype=bool)  # the root's side is on roll first
+    value = np.where(np.arange(rows) < t, c0, 2 * c0).astype(np.int64)
+    owner = np.where(np.arange(rows) < t, owner0, 2).astype(np.int8)  # 0 centered, 1 root, 2 opp
+    probs_last = np.repeat(np.asarray(evaluator.probabilities(last[:1]), np.float64), rows, 0)
+    result = np.full(rows, np.nan)
+    alive = np.ones(rows, dtype=bool)
+    if not can_double_root:
+        alive[t:] = False
+    waste = evaluator.rules.waste_rule
+
+    def raw(points_root: int) -> float:
+        if match is None:
+            return float(points_root)
+        return table.after_game(match.away_me, match.away_opp, int(points_root))
+
+    def views(i: int, roller_root: bool) -> tuple[CubeState, MatchScore | None]:
+        o = int(owner[i])
+        own = "centered" if o == 0 else ("mover" if (o == 1) == roller_root else "opponent")
+        m = match
+        if m is not None and not roller_root:
+            m = MatchScore(m.length, m.score_opp, m.score_me, m.crawford)
+        return CubeState(int(value[i]), own), m  # type: ignore[arg-type]
+
+    limit = _MAX_PLIES if settings.truncation is None else settings.truncation
+    for ply in range(1, limit + 1):
+        idx = np.flatnonzero(alive)
+        if idx.size == 0:
+            break
+        if stop is not None and stop():
+            raise RolloutCancelled
+        roller_root = ~root_moved[idx]
+        if ply >= 2 and r.cube and (match is None or match.doubling_allowed):
+            pre = swap_sides(probs_last[idx])  # the roller's pre-roll chances, 0-ply
+            access = (owner[idx] == 0) | ((owner[idx] == 1) == roller_root) & (owner[idx] != 0)
+            access &= 2 * value[idx] <= r.cube_max
+            if match is None:
+                access &= pre[:, 0] >= CUBE_WINDOW
+            else:
+                away = np.where(roller_root, match.away_me, match.away_opp)
+                access &= value[idx] < away
+                post = min(match.away_me, match.away_opp) == 1
+                if not post:
+                    access &= pre[:, 0] >= CUBE_WINDOW
+            for j in np.flatnonzero(access):
+                i = int(idx[j])
+                cube_i, match_i = views(i, bool(roller_root[j]))
+                x = cube_efficiency(flip_boards(last[i : i + 1])[0].tolist())
+                d = cube_decision(
+                    np.clip(pre[j], 0.0, 1.0), cube_i, match_i, x=x, rules=r, met=table
+                )
+                if d.decision not in (DOUBLE_TAKE, DOUBLE_PASS):
+                    continue
+                if not d.take:  # a pass: the roller wins the cube as it stands
+                    pts = int(value[i]) if roller_root[j] else -int(value[i])
+                    result[i] = raw(pts)
+                    alive[i] = False
+                else:
+                    value[i] *= 2
+                    owner[i] = 2 if roller_root[j] else 1
+            idx = np.flatnonzero(alive)
+            if idx.size == 0:
+                break
+        dice = pair_dice(settings.seed, streams[idx], ply)
+        if ply <= 2:
+            strat = stratified[idx]
+            if strat.any():
+                sub = idx[strat]
+                dice[strat] = _stratified_dice(tr[sub], ply, blocks, shift[sub])
+        chosen, probs = _greedy_unique(evaluator, flip_boards(last[idx]), dice, waste)
+        last[idx] = chosen
+        probs_last[idx] = probs
+        root_moved[idx] = ~root_moved[idx]
+        over, p_over = exact_finished(chosen)
+        for j in np.flatnonzero(over):
+            i = int(idx[j])
+            turned = match is not None or owner[i] != 0
+            g, bg = result_increments(r, cube_turned=turned)
+            pts = value[i] * (1.0 + g * p_over[j, 1] + bg * p_over[j, 2])
+            result[i] = raw(round(pts) if root_moved[i] else -round(pts))
+            alive[i] = False
+    # cut by the truncation: the cube model's value for the player on roll
+    for i in np.flatnonzero(alive):
+        roller_root = not root_moved[i]
+        cube_i, match_i = views(int(i), roller_root)
+        x = cube_efficiency(flip_boards(last[i : i + 1])[0].tolist())
+        pre = np.clip(swap_sides(probs_last[i : i + 1])[0], 0.0, 1.0)
+        d = cube_decision(pre, cube_i, match_i, x=x, rules=r, met=table)
+        if match is None:
+            v = d.optimal * value[i]
+            result[i] = v if roller_root else -v
+        else:
+            assert d.match_equities is not None
+            mwc = float(d.match_equities["optimal"])  # type: ignore[arg-type]
+            result[i] = mwc if roller_root else 1.0 - mwc
+    if match is None:
+        norm = result / c0
+    else:
+        win_c = table.after_game(match.away_me, match.away_opp, c0)
+        lose_c = table.after_game(match.away_me, match.away_opp, -c0)
+        norm = (2.0 * result - (win_c + lose_c)) / (win_c - lose_c)
+    return norm.reshape(2, t, 1)

@@ -36,8 +36,6 @@ import numpy as np
 from nard_rl.cube import (
     PROB_NAMES,
     CubeState,
-    cube_decision,
-    cube_efficiency,
     score_utility,
 )
 from nard_rl.engine.classify import race_flags
@@ -50,7 +48,7 @@ from nard_rl.rollout import (
     RolloutCancelled,
     RolloutSettings,
     board_groups,
-    consistent_probs,
+    cubeful_trial_values,
     rollout_values,
 )
 from nard_rl.search import Search
@@ -138,6 +136,8 @@ def plan(task: RolloutTask, evaluator: Evaluator) -> RolloutPlan:
     """The afterstates a task rolls out (the candidates' need a 0-ply ranking)."""
     board = np.asarray(task.board, dtype=np.int8).reshape(1, 26)
     group = board_groups(board)
+    if task.mode == "cube":  # two branches (no double; double, take) on common dice
+        return RolloutPlan(task, np.repeat(flip_boards(board), 2, 0), np.repeat(group, 2), False)
     if task.mode != "plays":
         return RolloutPlan(task, flip_boards(board), group, opponent_view=True)
     assert task.dice is not None
@@ -164,7 +164,20 @@ def chunk_values(
     stop: Callable[[], bool] | None = None,
 ) -> np.ndarray:
     """``(M, hi - lo, 5)``: trials ``lo..hi`` of each planned afterstate, from the side
-    on roll's view."""
+    on roll's view; in cube mode ``(2, hi - lo, 1)``, the cubeful values of not
+    doubling and of doubling (``nard_rl.rollout.cubeful_trial_values``)."""
+    task = rollout_plan.task
+    if task.mode == "cube":
+        return cubeful_trial_values(
+            evaluator,
+            np.asarray(task.board, dtype=np.int8),
+            task.cube,
+            task.match,
+            task.settings,
+            rules=task.rules,
+            trials=slice(lo, hi),
+            stop=stop,
+        )
     values = rollout_values(
         evaluator,
         rollout_plan.afters,
@@ -262,41 +275,53 @@ def _header(task: RolloutTask) -> dict[str, Any]:
     }
 
 
-def _cube_answer(task: RolloutTask, values: np.ndarray) -> dict[str, Any]:
-    """The cube decision on the rolled-out probabilities, with delta-method errors."""
-    x = cube_efficiency(task.board)
-    mean = consistent_probs(values.mean(axis=0))
-
-    def equities(p: np.ndarray) -> np.ndarray:
-        d = cube_decision(consistent_probs(p), task.cube, task.match, x=x, rules=task.rules)
-        vals = (d.no_double, d.double_take, d.double_pass, d.optimal)
-        return np.array([np.nan if v is None else v for v in vals], dtype=np.float64)
-
-    decision = cube_decision(mean, task.cube, task.match, x=x, rules=task.rules)
-    base = equities(mean)
-    grad = np.zeros((4, 5))
-    h = 1e-4
-    for i in range(5):
-        step = np.zeros(5)
-        step[i] = h
-        grad[:, i] = (equities(mean + step) - equities(mean - step)) / (2 * h)
-    t = values.shape[0]
-    ses: list[float | None] = [None] * 4
-    if t > 1:
-        cov = np.cov(values, rowvar=False)
-        for j in range(4):
-            if np.all(np.isfinite(grad[j])):
-                ses[j] = float(np.sqrt(max(0.0, grad[j] @ cov @ grad[j]) / t))
+def _cube_answer(task: RolloutTask, nd: np.ndarray, dt: np.ndarray) -> dict[str, Any]:
+    """The cube decision from the two branches' trials (normalised equities, the side
+    on roll's view): the receiver takes when double/take is worth no more to the doubler
+    than the pass (+1); the doubler doubles when double (taken or passed) beats no
+    double, as ``nard_rl.cube.cube_decision`` decides on model equities."""
+    e_nd = Estimate.of(nd)
     names = ("no_double", "double_take", "double_pass", "optimal")
+    method = (
+        "cubeful rollout: both branches played on the same dice, every later cube action "
+        "by the cube model on 0-ply chances at the cube and score, checker play at 0-ply"
+    )
+    if np.isnan(dt).all():
+        eqs = {"no_double": _num(e_nd.mean), "double_take": None, "double_pass": None}
+        eqs["optimal"] = eqs["no_double"]
+        ses = {"no_double": _num(e_nd.se), "double_take": None, "double_pass": None}
+        ses["optimal"] = ses["no_double"]
+        return {
+            "decision": "unavailable",
+            "take": None,
+            "equities": eqs,
+            "equities_se": ses,
+            "method": method,
+        }
+    e_dt = Estimate.of(dt)
+    diff = Estimate.of(dt - nd)  # paired: the branches share their dice
+    take = e_dt.mean <= 1.0
+    double_value = min(e_dt.mean, 1.0)
+    if take:
+        decision = "double_take" if e_dt.mean > e_nd.mean else "no_double"
+        if decision == "no_double" and e_nd.mean > 1.0:
+            decision = "too_good"
+    else:
+        decision = "too_good" if e_nd.mean > 1.0 else "double_pass"
+    if e_nd.mean >= double_value:
+        best, best_se = e_nd.mean, e_nd.se
+    else:
+        best, best_se = double_value, (e_dt.se if take else 0.0)
+    vals = (e_nd.mean, e_dt.mean, 1.0, best)
+    errs = (e_nd.se, e_dt.se, 0.0, best_se)
     return {
-        "decision": decision.decision,
-        "take": decision.take,
-        "equities": {k: _num(v) for k, v in zip(names, base, strict=True)},
-        "equities_se": {k: _num(v) for k, v in zip(names, ses, strict=True)},
-        "x": decision.x,
-        "method": "cubeless rollout; cubeful equities by the cube model at the cube and "
-        "score (Janowski's cube efficiency x, the MET in a match), standard errors by "
-        "the delta method",
+        "decision": decision,
+        "take": bool(take),
+        "equities": {k: _num(v) for k, v in zip(names, vals, strict=True)},
+        "equities_se": {k: _num(v) for k, v in zip(names, errs, strict=True)},
+        "double_take_minus_no_double": _num(diff.mean),
+        "double_take_minus_no_double_se": _num(diff.se),
+        "method": method,
     }
 
 
@@ -305,10 +330,11 @@ def answer(rollout_plan: RolloutPlan, values: np.ndarray) -> dict[str, Any]:
     task = rollout_plan.task
     out = _header(task)
     out["trials"] = int(values.shape[1])
-    if task.mode in ("position", "cube"):
+    if task.mode == "cube":
+        out["cube_decision"] = _cube_answer(task, values[0, :, 0], values[1, :, 0])
+        return out
+    if task.mode == "position":
         out.update(_summary(values[0], task))
-        if task.mode == "cube":
-            out["cube_decision"] = _cube_answer(task, values[0])
         return out
     utility = score_utility(task.rules, task.cube, task.match)
     per_trial = np.asarray(utility(values))  # (M, T): what the plays are ranked by

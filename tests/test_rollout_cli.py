@@ -190,17 +190,36 @@ def test_cube_decision_of_a_clear_double_pass(capsys: pytest.CaptureFixture) -> 
     c = out["cube_decision"]
     assert c["decision"] == "double_pass" and c["take"] is False
     assert c["equities"]["double_pass"] == 1.0
-    assert c["equities"]["double_take"] > 1.0
-    assert all(c["equities_se"][k] is not None for k in ("no_double", "double_take"))
-    # at 1-away (post-Crawford) a win of the cube already takes the match: no double
+    # the doubled game is worth nearly twice the cube to the doubler (a loss costs 2)
+    assert c["equities"]["double_take"] > 1.5
+    assert c["equities"]["no_double"] > 0.9
+    assert out["settings"]["variance_reduction"] is False
+    # at 1-away (post-Crawford) a win of the cube already takes the match: no double,
+    # since doubling only raises what a loss costs
     out = run_cli(
         capsys,
-        *("--board", json.dumps(board), "--mode", "cube", "--json", "--trials", "72"),
+        *("--board", json.dumps(board), "--mode", "cube", "--json", "--trials", "144"),
         *("--match", "5", "--score", "4", "2"),
     )
     assert out["match"] == {"length": 5, "score": [4, 2], "crawford": False}
-    assert out["cube_decision"]["decision"] == "no_double"
-    assert out["match_equity"] > 0.9
+    c = out["cube_decision"]
+    assert c["decision"] in ("no_double", "too_good")
+    assert c["double_take_minus_no_double"] <= 0
+
+
+def test_cube_rollout_of_a_race_agrees_with_the_database(capsys: pytest.CaptureFixture) -> None:
+    # in a short bear-off the cubeful equity of a dead cube is the cubeless one: with
+    # the opponent owning a cube at 64 nobody can double, so no double = 2 p - 1
+    board = RACES[0]
+    out = run_cli(
+        capsys,
+        *("--board", json.dumps(board), "--mode", "cube", "--json", "--trials", "1296"),
+        *("--cube", "64", "--owner", "opponent"),
+    )
+    c = out["cube_decision"]
+    assert c["decision"] == "unavailable" and c["equities"]["double_take"] is None
+    want = 2 * exact_win(board) - 1
+    assert abs(c["equities"]["no_double"] - want) < 3 * c["equities_se"]["no_double"]
 
 
 def test_text_report_and_bad_options(capsys: pytest.CaptureFixture) -> None:

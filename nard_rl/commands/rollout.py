@@ -338,8 +338,9 @@ def _print_text(out: dict[str, Any]) -> None:
             diff = "" if i == 1 else f"  diff {r['diff']:+.4f}±{r['diff_se']:.4f}"
             print(f"{i:2d}. " + line(r["move"], r) + diff)
         return
-    print(line("Cubeless", out))
-    if out["mode"] == "cube":
+    if out["mode"] == "position":
+        print(line("Cubeless", out))
+    else:
         c = out["cube_decision"]
         eqs, ses = c["equities"], c["equities_se"]
         for k in ("no_double", "double_take", "double_pass"):
@@ -347,7 +348,7 @@ def _print_text(out: dict[str, Any]) -> None:
                 se = "" if ses[k] is None else f" ± {ses[k]:.4f}"
                 print(f"  {k.replace('_', ' '):<12} {eqs[k]:+.4f}{se}")
         take = "" if c["take"] is None else (", take" if c["take"] else ", pass")
-        print(f"Proper cube action: {c['decision'].replace('_', ' ')}{take} (x = {c['x']:.2f})")
+        print(f"Proper cube action: {c['decision'].replace('_', ' ')}{take} (cubeful rollout)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -91,6 +91,13 @@ def task_from_request(
         raise ValueError(f'"mode" must be one of {", ".join(MODES)}, got {mode!r}')
     board = state.position.array()
     vr = request.get("variance_reduction", "auto")
+    if mode == "cube":  # a cubeful rollout: 0-ply play to the end or the truncation
+        for key, plain in (("variance_reduction", (False, "auto")), ("stop_at_race", (False,))):
+            if request.get(key, plain[0]) not in plain:
+                raise ValueError(f'"{key}" is not available in a cube rollout')
+        if request.get("ply", base.ply) != 0:
+            raise ValueError('a cube rollout plays at 0-ply: "ply" must be 0')
+        vr = False
     settings = RolloutSettings(
         trials=request.get("trials", base.trials),
         seed=request.get("seed", base.seed),
