@@ -9,7 +9,13 @@ Routes, one ``APIRouter`` per concern (request and response bodies in
   decision in a game state, for opponent backends);
 * ``routes_sessions``: ``/v1/games``, game and match sessions against the bot;
 * ``routes_wildbg``: ``GET /move``, ``GET /eval``, wildbg's routes and JSON shapes;
+* ``routes_analyze``: ``POST /v1/analyze``, a match file analysed;
+* ``routes_rollout``: ``/v1/rollout``, rollouts as background jobs;
 * ``docs``: ``GET /docs``, Swagger UI from the package's own files.
+
+A new router takes the shared services as ``svc: ServicesDep`` and is included below
+with one ``app.include_router(...)`` line.  Connection limits (head deadline,
+keep-alive, concurrency) are uvicorn's, set by ``nard_rl.server.http``.
 
 Errors: a malformed body or query gets 422 (shape) or 400 (meaning: board, ID, dice,
 cube, score, a ply above ``max_ply``), an action the rules forbid 409 with the rule id, an
