@@ -137,6 +137,20 @@ def test_illegal_move_names_game_move_and_text() -> None:
     assert "bad.mat: game 1, move 5" in msg and "20/14 14/12" in msg and "not reachable" in msg
 
 
+def test_other_programs_spellings() -> None:
+    """eXtreme Gammon's "Cannot Move", joined chains, bar/off words and "and the match"."""
+    text = (
+        _mat_text()
+        .replace("66: ", "66: Cannot Move", 1)
+        .replace("61: 20/14 14/13", "61: 20/13", 1)
+        .replace("65: 25/20 9/3", "65: bar/20 9/3", 1)
+        .replace("Wins 6 points", "Wins 6 points and the match", 1)
+    )
+    assert _events(replay(parse_match(text, "xg.mat"))) == _events(
+        load_match(DATA / "gnubg_3pt.mat")
+    )
+
+
 def test_no_play_recorded_where_a_play_exists() -> None:
     text = _mat_text().replace("61: 11/5 11/10*", "61:", 1)
     with pytest.raises(RecordError, match=r"game 1, move 6 .*has legal plays"):

@@ -66,6 +66,9 @@ def _actions(text: str, start_col: int, number: int, where: str) -> list[tuple[i
             while j < len(tokens) and _STEP.match(tokens[j][1]):
                 j += 1
             parts = [t for _, t in tokens[i + 1 : j]]
+            phrase = " ".join(t.lower() for _, t in tokens[j : j + 2])
+            if not parts and phrase in ("cannot move", "can't move", "no move"):
+                j += 2  # how some programs write a roll without a play
             d = (int(dice.group(1)), int(dice.group(2)))
             shown = " ".join([tok, *parts])
             steps = _steps(parts, f"{where}, move {number} ({shown!r})")
