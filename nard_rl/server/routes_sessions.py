@@ -7,7 +7,6 @@ the clock (R30, the mars rule set) is never charged for the server's work.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable
 
 from fastapi import APIRouter, Request, Response
@@ -46,7 +45,7 @@ async def game_record(game_id: str, svc: ServicesDep) -> Response:
 
 @router.get("/{game_id}")
 async def game_state(game_id: str, svc: ServicesDep) -> JSONResponse:
-    at = time.monotonic()
+    at = svc.sessions.clock()  # arrival, on the games' time source
     return JSONResponse(await svc.session.run(lambda: svc.sessions.state(game_id, at=at)))
 
 
@@ -57,7 +56,7 @@ async def end_game(game_id: str, svc: ServicesDep) -> None:
 
 def _simple(name: str) -> Callable[..., Awaitable[JSONResponse]]:
     async def handler(game_id: str, svc: ServicesDep) -> JSONResponse:
-        at = time.monotonic()
+        at = svc.sessions.clock()
         return JSONResponse(await svc.session.run(lambda: svc.sessions.act(game_id, name, at=at)))
 
     handler.__name__ = f"game_{name}"
@@ -72,7 +71,7 @@ for _name in ("roll", "double", "take", "pass", "accept", "reject", "commit", "n
 @router.post("/{game_id}/move")
 async def game_move(game_id: str, req: MoveIn, svc: ServicesDep) -> JSONResponse:
     """Play (or, with commit false, stage) a move; a staged play can change (R38)."""
-    at = time.monotonic()
+    at = svc.sessions.clock()
     return JSONResponse(
         await svc.session.run(
             lambda: svc.sessions.act(
@@ -84,7 +83,7 @@ async def game_move(game_id: str, req: MoveIn, svc: ServicesDep) -> JSONResponse
 
 @router.post("/{game_id}/resign")
 async def game_resign(game_id: str, req: ResignIn, svc: ServicesDep) -> JSONResponse:
-    at = time.monotonic()
+    at = svc.sessions.clock()
     return JSONResponse(
         await svc.session.run(lambda: svc.sessions.act(game_id, "resign", kind=req.kind, at=at))
     )
