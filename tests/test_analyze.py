@@ -226,3 +226,15 @@ def test_route_analyzes_a_game_session() -> None:
         rolls = [t for t in body["timeline"] if t["player"] == "human"]
         assert len(rolls) == human_moves
         assert client.post("/v1/games/missing/analysis").status_code == 404
+
+
+@pytest.mark.slow
+def test_workers_give_the_same_analysis(result_3pt: dict[str, Any]) -> None:
+    from nard_rl.analysis.parallel import analyse_matches
+
+    matches = [load_match(DATA / "gnubg_3pt.sgf"), load_match(DATA / "gnubg_3pt.mat")]
+    results = analyse_matches(matches, ply=0, workers=2, progress=False)
+    for r in results:
+        d = r.to_dict()
+        assert d["players"] == result_3pt["players"]
+        assert d["decisions"] == result_3pt["decisions"]
