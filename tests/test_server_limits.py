@@ -237,6 +237,25 @@ def test_one_client_cannot_evict_another_clients_games(analyzer: Analyzer) -> No
     assert store.create(client="10.0.0.2")["id"]  # the quota counts live games only
 
 
+def test_a_new_game_replaces_only_the_clients_own_finished_one(analyzer: Analyzer) -> None:
+    """The web board's "play again" leaves the finished game behind: at the quota it makes
+    room, where a game still in play (the client's or anybody's) never does."""
+    store = SessionStore(analyzer, max_per_client=2)
+    other = store.create(seed=1, client="b")["id"]
+    store.act(other, "roll")
+    store.act(other, "resign", kind="backgammon")  # finished, but another client's
+    done, playing = (store.create(seed=s, first="human", client="a")["id"] for s in (2, 3))
+    store.act(done, "roll")
+    assert store.act(done, "resign", kind="backgammon")["result"] is not None
+    fresh = store.create(seed=4, client="a")["id"]
+    with pytest.raises(SessionError, match="replaced by a newer game of the same client"):
+        store.state(done)
+    assert store.state(other)["result"] is not None and store.state(playing)["result"] is None
+    with pytest.raises(SessionLimit, match="max_sessions_per_client 2"):
+        store.create(client="a")  # both of its games are in play
+    assert {store.state(g)["id"] for g in (playing, fresh)} == {playing, fresh}
+
+
 def test_session_quota_over_http(analyzer: Analyzer) -> None:
     with make_client(analyzer, max_sessions_per_client=2) as client:
         ids = [client.post("/v1/games", json={"seed": i}).json()["id"] for i in range(2)]

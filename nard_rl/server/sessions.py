@@ -8,9 +8,10 @@ pending and changed until it is committed (R38).
 Sessions live in memory and each is locked while it changes, so concurrent calls on one
 game are applied one after the other.  No client can push out another's games: a session
 expires only after ``idle_s`` without a request; a client holds at most
-``max_per_client`` live sessions (429 beyond) and the store at most ``max_sessions``
-(503 beyond, until some expire).  A money session keeps its last ``games_kept`` games in
-full; older ones leave only their points in the score.
+``max_per_client`` live sessions (a new one replaces the client's own oldest finished
+game, else 429) and the store at most ``max_sessions`` (503 beyond, until some
+expire).  A money session keeps its last ``games_kept`` games in full; older ones leave
+only their points in the score.
 
 The clock of a timed game (R30, the mars rule set) stands still while the server works:
 an action is applied at the time its request arrived (``at``), the bot's turn costs
@@ -269,6 +270,8 @@ class SessionStore:
         with self._lock:
             self._expire()
             held = self._per_client.get(client, 0)
+            if held >= self.max_per_client and self._replace_finished(client):
+                held -= 1  # "play again": the client's oldest finished game makes room
             if held >= self.max_per_client:
                 raise SessionLimit(
                     f"this client already holds {held} live games (max_sessions_per_client "
@@ -297,6 +300,20 @@ class SessionStore:
             if oldest.touched > limit:
                 break
             self._drop(sid, f"expired after {self.idle_s:g} s without a request")
+
+    def _replace_finished(self, client: str) -> bool:
+        """Drop ``client``'s least recently used finished session (a money session
+        between games, a match that is over), if it has one (``_lock`` held)."""
+        for sid, session in self._sessions.items():
+            match = session.match
+            if (
+                session.client == client
+                and match.game.is_over
+                and (match.length == 0 or match.is_over)
+            ):
+                self._drop(sid, "was finished and replaced by a newer game of the same client")
+                return True
+        return False
 
     def _drop(self, session_id: str, why: str) -> Session | None:
         session = self._sessions.pop(session_id, None)
