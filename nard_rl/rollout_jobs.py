@@ -207,17 +207,19 @@ def run(
     *,
     progress: Callable[[int], None] | None = None,
     cancel: threading.Event | None = None,
+    stop: Callable[[], bool] | None = None,
     chunk: int = CHUNK_TRIALS,
 ) -> np.ndarray:
     """All trials of a plan ``(M, T, 5)``, chunk by chunk: ``progress(trials)`` after
     each chunk (trials of all afterstates), ``Cancelled`` soon after ``cancel`` is set
-    (it is looked at before every ply)."""
+    (it is looked at before every ply), or once ``stop()`` answers true."""
     search = Search(evaluator) if rollout_plan.task.settings.ply == 1 else None
-    stop = None if cancel is None else cancel.is_set
+    if stop is None and cancel is not None:
+        stop = cancel.is_set
     parts = []
     m = rollout_plan.afters.shape[0]
     for lo, hi in chunks(rollout_plan.trials, chunk):
-        if cancel is not None and cancel.is_set():
+        if stop is not None and stop():
             raise Cancelled
         parts.append(chunk_values(evaluator, rollout_plan, lo, hi, search, stop))
         if progress is not None:

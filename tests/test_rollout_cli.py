@@ -238,10 +238,12 @@ def test_text_report_and_bad_options(capsys: pytest.CaptureFixture) -> None:
 def test_workers_give_the_same_answers(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
 ) -> None:
-    lines = [json.dumps({"board": b, "trials": 300, "seed": 7}) for b in RACES[:2]]
-    one = run_jsonl(monkeypatch, capsys, lines)
-    two = run_jsonl(monkeypatch, capsys, lines, "--workers", "2")
-    assert one == two
+    # two requests go out in chunks of trials, four as whole requests
+    for n in (2, 4):
+        lines = [json.dumps({"board": b, "trials": 300, "seed": 7}) for b in RACES[:n]]
+        one = run_jsonl(monkeypatch, capsys, lines)
+        two = run_jsonl(monkeypatch, capsys, lines, "--workers", "2")
+        assert one == two
 
 
 # --------------------------------------------------------------------------------------

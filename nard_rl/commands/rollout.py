@@ -178,13 +178,16 @@ def run_plans(
     import numpy as np
 
     from nard_rl.progress import progress_bar
-    from nard_rl.rollout_jobs import chunks
+    from nard_rl.rollout_jobs import CHUNK_TRIALS, chunks
 
-    units = [
-        (i, lo, hi) for i, p in enumerate(plans) if p is not None for lo, hi in chunks(p.trials)
-    ]
-    parts: dict[int, dict[int, Any]] = {i: {} for i, p in enumerate(plans) if p is not None}
-    need = {i: len(chunks(p.trials)) for i, p in enumerate(plans) if p is not None}
+    live = [i for i, p in enumerate(plans) if p is not None]
+    # workers take whole requests when there are enough to go round (a chunk of a fast
+    # bear-off costs less than sending it to a process), else chunks of trials
+    size = CHUNK_TRIALS if workers <= 1 or len(live) < 2 * workers else None
+    cut = {i: chunks(plans[i].trials, size or plans[i].trials) for i in live}
+    units = [(i, lo, hi) for i in live for lo, hi in cut[i]]
+    parts: dict[int, dict[int, Any]] = {i: {} for i in live}
+    need = {i: len(cut[i]) for i in live}
     finished: dict[int, Any] = {}
     nxt = 0
     total = sum(p.work for p in plans if p is not None)

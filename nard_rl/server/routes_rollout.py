@@ -156,6 +156,11 @@ class RolloutJob:
     def active(self) -> bool:
         return self.status in ("queued", "running")
 
+    def stopped(self) -> bool:
+        """Cancelled, or the server is exiting (its main thread has ended: a job's
+        thread must not keep the process alive until its rollout is done)."""
+        return self.cancel.is_set() or not threading.main_thread().is_alive()
+
     def view(self) -> dict[str, Any]:
         end = self.finished or time.time()
         status = self.status
@@ -238,7 +243,7 @@ class RolloutJobs:
             job.done += n
 
         try:
-            values = run(evaluator, rollout_plan, progress=progress, cancel=job.cancel)
+            values = run(evaluator, rollout_plan, progress=progress, stop=job.stopped)
             result = answer(rollout_plan, values)
             result["seconds"] = round(time.time() - job.started, 3)
             job.result = result
