@@ -309,3 +309,18 @@ def test_a_certain_looking_outcome_keeps_an_error_bar() -> None:
     e = Estimate.of(np.ones(1296), probability=True)
     assert e.mean == 1.0 and 0.0003 < e.se < 0.0007
     assert Estimate.of(np.full(10, 0.25), probability=True).se == 0.0
+
+
+@pytest.mark.parametrize("vr", [False, True])
+def test_a_full_stratified_two_ply_rollout_is_the_two_ply_search(vr: bool) -> None:
+    # 1,296 trials meet every pair of first two rolls once: cut after two plies the
+    # rollout is exactly the 2-ply expectation, and every luck term sums to zero
+    from nard_rl.search import Search
+
+    ev = _small_net()
+    board = np.array(START_BOARD, dtype=np.int8)[None, :]
+    afters = flip_boards(board)
+    s = RolloutSettings(trials=1296, seed=2, truncation=2, variance_reduction=vr)
+    got = rollout_values(ev, afters, s, groups=board_groups(board)).mean(axis=1)
+    want = Search(ev, cache_size=0).afterstate_probs(afters, ply=2)
+    np.testing.assert_allclose(got, want, atol=2e-5)
