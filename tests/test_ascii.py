@@ -163,3 +163,46 @@ def test_match_notes() -> None:
 def test_rejects_invalid_board() -> None:
     with pytest.raises(PositionError):
         render_board([0] * 26)
+
+
+# --------------------------------------------------------------------------------------
+# a game in progress from one seat (render_table)
+
+
+def test_a_table_keeps_the_viewer_at_the_bottom_and_notes_each_side() -> None:
+    from nard_rl.engine.ascii import Table, render_table
+
+    board = Position.start().board
+    text = render_table(
+        Table(board, on_roll="opponent", doubled=True, cube_value=2, cube_owner="viewer",
+              match_length=7, score=(2, 5)),
+        names=("you", "bot"),
+    ).splitlines()  # fmt: skip
+    top = "\n".join(text[:7])  # the ID, the labels, the opponent's five rows
+    bottom = "\n".join(text[8:])
+    assert "Doubles to 4" in top and "To take or pass" in bottom  # the doubler is on top
+    assert "5 points" in top and "2 points" in bottom
+    assert text[-1].endswith("X: you (Cube: 2)") and "7 points match" in text[7]
+    assert "On roll" not in "\n".join(text)  # the viewer is not on roll: never labelled so
+    crawford = render_table(
+        Table(board, on_roll="viewer", dice=(6, 5), match_length=7, score=(6, 3), crawford=True)
+    )
+    assert "7 points match (Crawford game)" in crawford and "Rolled 65" in crawford
+
+
+def test_table_view_of_a_game_with_the_mars_clock() -> None:
+    from nard_rl.engine.ascii import render_table, table_view
+    from nard_rl.engine.game import Game
+
+    now = [0.0]
+    game = Game("mars", seed=1, clock=lambda: now[0])
+    game.roll()  # the opening decides who moves first
+    now[0] += 20.0  # the player on roll has used 11 s of turn time and 9 s of reserve
+    viewer = 1 - game.player_on_roll
+    text = render_table(table_view(game, viewer, last="bot rolled 6-5 and played 24/13"))
+    lines = text.splitlines()
+    assert lines[0] == " bot rolled 6-5 and played 24/13"
+    assert "Clock: 0s + 1:21" in "\n".join(lines[2:8])  # the opponent on roll, on top
+    assert "Clock: 11s + 1:30" in "\n".join(lines[9:])  # the viewer's clock waits
+    assert "(no cube)" in text and "Rolled" in "\n".join(lines[2:8])
+    assert f"Position ID: {game.position.position_id()}" in text  # gnubg's, side on roll

@@ -194,7 +194,7 @@ def test_ply_sets_the_bots_search_and_the_hint_depth(tmp_path: Path) -> None:
     session = Session(str(_tiny(tmp_path / "t.pt")), 0, "standard", 3, out, ply=1)
     session.run(iter(["hint\n", "help\n", "quit\n"]))
     text = out.getvalue()
-    assert "best plays at 1-ply:" in text
+    assert "best plays at 1-ply (by money equity):" in text
     assert "  1. " in text and "  ply" in text
     assert "save FILE" in text and "undo" in text  # help
     with pytest.raises(ValueError, match=r"--ply must be an integer in 0\.\.3"):
@@ -222,11 +222,14 @@ def test_in_tmux_the_double_shows_cube_and_score_and_hint_answers(tmp_path: Path
         def screen() -> str:
             return _tmux("capture-pane", "-p", "-t", name, "-S", "-3000")
 
-        def wait_for(text: str, timeout: float = 90.0) -> str:
+        def wait_for(text: str, timeout: float = 90.0, after: str = "") -> str:
+            """The pane once its last line (the prompt) holds ``text`` and, if given,
+            ``after`` has been printed since the last board."""
             end = time.monotonic() + timeout
             while time.monotonic() < end:
                 shown = screen()
-                if text in (shown.rstrip().splitlines() or [""])[-1]:
+                last_board = shown.rsplit("Position ID", 1)[-1]
+                if text in (shown.rstrip().splitlines() or [""])[-1] and after in last_board:
                     return shown
                 time.sleep(0.2)
             raise AssertionError(f"no {text!r} in the pane:\n{screen()[-3000:]}")
@@ -242,7 +245,7 @@ def test_in_tmux_the_double_shows_cube_and_score_and_hint_answers(tmp_path: Path
         assert "5 points match (Cube: 1)" in board and "Doubles to 2" in board
         assert "To take or pass" in board and "0 points" in board
         _tmux("send-keys", "-t", name, "hint", "Enter")
-        shown = wait_for("take or drop?")
+        shown = wait_for("take or drop?", after="proper answer: ")
         assert "proper answer: " in shown.rsplit("take or pass (", 1)[1]
         (tmp_path / "pane.txt").write_text(shown)
         _tmux("send-keys", "-t", name, "quit", "Enter")

@@ -221,30 +221,39 @@ class Session:
             self._last = f"bot rolled {dice[0]}-{dice[1]} and played {best.move}"
 
     def answer_resignation(self, game: Game) -> None:
-        """Accept when the resignation gives at least the bot's cubeless expectation.
+        """Accept when the resignation is worth at least playing on, by the shared
+        ``nard_rl.cube.resignation_answer`` (the score utility: points at money, the
+        match-winning chance in a match).
 
         The human is on roll, so the board from the bot's side is the bot's afterstate
         with the human to roll: what the evaluator reads (R27; R30 fixes the value under
         mars)."""
         import numpy as np
 
+        from nard_rl.cube import CubeState, resignation_answer
         from nard_rl.engine.game import ResultKind
-        from nard_rl.engine.rules import cubeless_equity
 
         pending = game.pending_resignation
         assert pending is not None
         kind = pending[1]
-        offered = self.rules.result_value(
-            kind is not ResultKind.SINGLE, kind is ResultKind.BACKGAMMON
-        )
         board = np.array([game.position_for(BOT).board], dtype=np.int8)
-        expected = float(cubeless_equity(self.evaluator.probabilities(board), self.rules)[0])
-        if offered >= expected - 1e-9:
+        answer = resignation_answer(
+            self.evaluator.probabilities(board)[0],
+            kind is not ResultKind.SINGLE,
+            kind is ResultKind.BACKGAMMON,
+            self.rules,
+            CubeState.from_seats(game.cube_value, game.cube_owner, BOT),
+            self._score_for(BOT),
+        )
+        if answer.accept:
             game.accept_resignation()
             self.say("bot accepts")
+            return
+        game.decline_resignation()
+        if self.length:
+            self.say(f"bot declines (it expects a {answer.expected:.1%} match-winning chance)")
         else:
-            game.decline_resignation()
-            self.say(f"bot declines (it expects {expected:+.2f} per stake)")
+            self.say(f"bot declines (it expects {answer.expected:+.2f} points)")
 
     # the board -------------------------------------------------------------------------------
     def show(self, game: Game) -> None:
@@ -274,7 +283,8 @@ class Session:
 
         match = self.length > 0
         if game.phase is Phase.MOVE:
-            self.say(f"best plays at {self.ply}-ply:")
+            kind = "match-winning chance" if match else "money equity"
+            self.say(f"best plays at {self.ply}-ply (by {kind}):")
             for line in play_lines(self.ranked(game)):
                 self.say(line)
         elif game.phase is Phase.ROLL_OR_DOUBLE:
