@@ -119,6 +119,21 @@ def test_bool_dice_and_non_json_bodies_are_refused_with_what_was_expected(
         assert '"move"' in r.json()["error"]
 
 
+def test_hostile_json_bodies_say_why_and_what_was_expected(analyzer: Analyzer) -> None:
+    """FastAPI answers "There was an error parsing the body" for what its JSON parser
+    raises besides a JSONDecodeError; each now says what went wrong and what to send."""
+    hostile = [
+        (b"[" * 1000, "nests too deeply"),
+        (b'{"position_id": "%s", "dice": [3, %s]}' % (START_ID.encode(), b"1" * 5000), "digits"),
+        (b'{"position_id": "\xff\xfe", "dice": [3, 1]}', "not valid UTF-8"),
+    ]
+    with make_client(analyzer) as client:
+        for raw, why in hostile:
+            r = client.post("/v1/hint", content=raw, headers={"content-type": "application/json"})
+            message = r.json()["error"]
+            assert r.status_code == 422 and why in message and '"dice"' in message, message
+
+
 def test_an_oversized_chunked_body_gets_413(analyzer: Analyzer) -> None:
     def chunks() -> Iterator[bytes]:
         for _ in range(10):

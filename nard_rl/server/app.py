@@ -49,6 +49,7 @@ from nard_rl.server import (
 from nard_rl.server.analysis import Analyzer
 from nard_rl.server.batching import MicroBatcher, ServerBusy, WorkQueue
 from nard_rl.server.config import ServerConfig
+from nard_rl.server.jsonl import error_text
 from nard_rl.server.routes_health import STATIC
 from nard_rl.server.routes_wildbg import WILDBG_PATHS
 from nard_rl.server.services import JSONResponse, Services, error_response
@@ -151,6 +152,21 @@ def _validation_message(request: Request, exc: RequestValidationError) -> str:
     return "; ".join(parts)[:2000]
 
 
+FASTAPI_BODY_ERROR = "There was an error parsing the body"
+"""FastAPI's message for a body its JSON parser raised on with anything but a
+``JSONDecodeError`` (nesting too deep, an integer too long, invalid UTF-8)."""
+
+
+def _unreadable_body(request: Request, cause: BaseException | None) -> str:
+    if isinstance(cause, RecursionError):
+        why = "it nests too deeply"
+    elif isinstance(cause, UnicodeDecodeError):
+        why = f"it is not valid UTF-8 (byte 0x{cause.object[cause.start]:02x} at {cause.start})"
+    else:
+        why = error_text(cause, 200) if cause is not None else "unreadable"
+    return f"the body could not be read as JSON: {why}; expected {_expected(request)}"
+
+
 def create_app(config: ServerConfig | None = None, analyzer: Analyzer | None = None) -> FastAPI:
     """The application; ``analyzer`` may be shared (tests build one for many apps)."""
     cfg = (config or ServerConfig()).validate()
@@ -236,6 +252,8 @@ def create_app(config: ServerConfig | None = None, analyzer: Analyzer | None = N
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400 and exc.detail == FASTAPI_BODY_ERROR:
+            return error_response(422, _unreadable_body(request, exc.__cause__), _key(request))
         return error_response(exc.status_code, str(exc.detail), _key(request))
 
     @app.exception_handler(IllegalActionError)
