@@ -324,3 +324,23 @@ def test_a_full_stratified_two_ply_rollout_is_the_two_ply_search(vr: bool) -> No
     got = rollout_values(ev, afters, s, groups=board_groups(board)).mean(axis=1)
     want = Search(ev, cache_size=0).afterstate_probs(afters, ply=2)
     np.testing.assert_allclose(got, want, atol=2e-5)
+
+
+@pytest.mark.gnubg
+def test_bench_against_gnubgs_two_sided_database() -> None:
+    import re
+    import subprocess
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "bench_rollout.py"
+    proc = subprocess.run(
+        [sys.executable, str(script), "--positions", "12", "--trials", "432", "--seed", "5"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
+    assert "(Bearoff2)" in proc.stdout  # gnubg's exact two-sided database judged them
+    m = re.search(r"within 3 SE: (\d+) / 12", proc.stdout)
+    assert m is not None, proc.stdout
+    assert int(m.group(1)) >= 11
