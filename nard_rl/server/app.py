@@ -192,7 +192,7 @@ def create_app(config: ServerConfig | None = None, analyzer: Analyzer | None = N
         analyzer=an,
         batcher=batcher,
         search=WorkQueue("search", max_pending=cfg.max_queued_searches),
-        session=WorkQueue("session"),
+        session=WorkQueue("session", max_pending=cfg.max_queued_actions),
         sessions=sessions,
     )
 

@@ -51,6 +51,9 @@ class ServerConfig:
     max_body_bytes: int = 262_144
     """Largest request body (413 beyond); ``/v1/evaluate`` also takes at most 512
     positions (``nard_rl.server.models.MAX_EVALUATE_POSITIONS``)."""
+    max_queued_actions: int = 64
+    """Game-session actions running or waiting on the session thread (503 beyond): a
+    bot playing at 2-ply spends tenths of a second a move."""
     max_sessions: int = 1000
     """Game sessions kept in memory. A new game beyond it gets 503: games idle for
     ``session_idle_s`` are the only ones ever dropped, so no client can evict another's."""
@@ -97,6 +100,7 @@ class ServerConfig:
             (0 <= self.max_ply <= 3, f"max_ply must be 0..3, got {self.max_ply}"),
             (self.ply <= self.max_ply, f"ply {self.ply} is above max_ply {self.max_ply}"),
             (self.max_queued_searches >= 1, "max_queued_searches must be >= 1"),
+            (self.max_queued_actions >= 1, "max_queued_actions must be >= 1"),
             (0 <= self.cube_ply <= 3, f"cube_ply must be 0..3, got {self.cube_ply}"),
             (self.cube_rollout >= 0, f"cube_rollout must be >= 0, got {self.cube_rollout}"),
             (0 <= self.external_ply <= 3, f"external_ply must be 0..3, got {self.external_ply}"),
