@@ -196,3 +196,27 @@ def test_labelling_refuses_to_mix_two_jobs_in_one_folder(tmp_path: Path) -> None
     assert len(list(folder.glob("shard_*.npz"))) == 2
     with pytest.raises(ValueError, match=r"ply: 0 -> 1"):
         label_shard(ev, folder, replace(cfg, ply=1), k=1, num=2, progress=False)
+
+
+def test_relabel_keeps_the_old_source_and_its_labels_win_at_more_depth(tmp_path: Path) -> None:
+    from nard_rl.evaluator import load_evaluator
+    from nard_rl.search import Search
+    from nard_rl.supervised.dataset import relabel
+    from nard_rl.supervised.label import LabelConfig, label_shard
+
+    ev = load_evaluator("default")
+    cfg = LabelConfig(shards=1, decisions_per_shard=5, parallel_games=8, ply=0, chunk=5)
+    label_shard(ev, tmp_path / "run", cfg, progress=False)
+    teacher = Path(__file__).resolve().parent.parent / "checkpoints" / "nard-default.pt"
+    root = tmp_path / "ds"
+    old = deposit(
+        sorted((tmp_path / "run").glob("shard_*.npz")), root, teacher="t", teacher_path=teacher
+    )
+    new = relabel(root, old.name, ev, teacher="t", teacher_path=teacher, ply=1)
+    assert json.loads((new / "SOURCE.json").read_text())["label"]["relabel_of"] == old.name
+    assert len(summary(root)) == 2
+    rows = load_dataset(root, "standard")
+    want = Search(ev).afterstate_probs(rows["boards"], ply=1)
+    assert np.abs(rows["probs"] - want).max() < 1e-4  # the 1-ply labels won
+    with pytest.raises(ValueError, match="already labelled"):
+        relabel(root, old.name, ev, teacher="t", teacher_path=teacher, ply=0)

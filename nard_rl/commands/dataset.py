@@ -29,6 +29,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--checkpoint", type=Path, required=True, help="the teacher's checkpoint (for its hash)"
     )
     add.add_argument("--budget-mb", type=float, default=None, help="size limit in MB (default 40)")
+    rel = sub.add_parser("relabel", help="label a source's boards again with a better teacher")
+    rel.add_argument("source", help="the source's name (see nard dataset info)")
+    rel.add_argument("--teacher", required=True, help="the new teacher's readable name")
+    rel.add_argument(
+        "--checkpoint", default="default", help="the teacher: default or a checkpoint path"
+    )
+    rel.add_argument("--ply", type=int, default=2, help="search depth of the new labels")
+    rel.add_argument("--no-prune", action="store_true", help="score every reply in full")
     sub.add_parser("card", help="rewrite CARD.md")
     info = sub.add_parser("info", help="per source counts and provenance")
     info.add_argument("--json", action="store_true", help="one JSON object")
@@ -54,6 +62,29 @@ def run(args: argparse.Namespace) -> int:
             )
             print(f"{len(shards)} shards kept in {folder}")
             print(f"card: {dataset.write_card(args.root, budget)}")
+        elif args.action == "relabel":
+            from nard_rl.checkpoint_paths import resolve_checkpoint
+            from nard_rl.evaluator import load_evaluator
+
+            rules = next(
+                (r["rules"] for r in dataset.summary(args.root) if r["name"] == args.source),
+                "standard",
+            )
+            spec = args.checkpoint
+            teacher = load_evaluator(spec if spec == "default" else f"{spec}+race", rules=rules)
+            path = resolve_checkpoint("default", rules) if spec == "default" else spec
+            folder = dataset.relabel(
+                args.root,
+                args.source,
+                teacher,
+                teacher=args.teacher,
+                teacher_path=path,
+                ply=args.ply,
+                prune=not args.no_prune,
+                progress=True,
+            )
+            print(f"relabelled into {folder}")
+            print(f"card: {dataset.write_card(args.root)}")
         elif args.action == "card":
             print(dataset.write_card(args.root))
         else:

@@ -21,15 +21,16 @@ Relabelling policy.  Rows are never deleted.  ``load_dataset`` answers every boa
 where several sources labelled the same afterstate, the row of the deepest method wins,
 then the newest teacher (the later ``created``); so a relabelled source (the same boards
 labelled again by a better teacher, deposited as a source of its own) replaces their
-labels without losing the old ones.  (Relabelling itself is not built yet: it is a
-search over a source's stored boards, with no collection.)  Old rows are worth relabelling when their teacher is two or
-more accepted generations behind the current one at the same depth (its labels then
-carry errors the current net no longer makes); until then new positions buy more per
-CPU-hour than relabelled ones, because collection is free next to the search.
+labels without losing the old ones (``relabel``, ``nard dataset relabel``: a search over a
+source's stored boards, with no collection).  Old rows are worth relabelling when their
+teacher is two or more accepted generations behind the current one at the same depth (its
+labels then carry errors the current net no longer makes); until then new positions buy
+more per CPU-hour than relabelled ones, because collection is free next to the search.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from collections.abc import Iterable, Sequence
@@ -273,6 +274,105 @@ def merge_rows(*parts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     _, first = np.unique(rows["boards"], axis=0, return_index=True)
     keep = np.sort(first)
     return {k: v[keep] for k, v in rows.items()}
+
+
+def relabel(
+    root: str | Path,
+    source: str,
+    evaluator: Any,
+    *,
+    teacher: str,
+    teacher_path: str | Path,
+    ply: int = 2,
+    prune: bool = True,
+    chunk: int = 256,
+    progress: bool = False,
+) -> Path:
+    """Label the boards of an existing source again with ``evaluator``'s ``ply`` search and
+    keep them as a source of their own (the old one stays); idempotent per part.  Each
+    decision's disagreement flag is judged afresh from the new labels."""
+    from nard_rl.engine.batch import segment_argmax
+    from nard_rl.engine.rules import cubeless_equity
+    from nard_rl.progress import progress_bar
+    from nard_rl.search import Search
+
+    root = Path(root)
+    found = [(d, s) for d, s in _sources(root) if s.name == source]
+    if not found:
+        raise FileNotFoundError(f"no dataset source {source!r} under {root}")
+    old_dir, old = found[0]
+    if old.rules != evaluator.rules.name:
+        raise ValueError(f"{source} is {old.rules} rules; the teacher plays {evaluator.rules.name}")
+    label = {**old.label, "method": "ply", "ply": int(ply), "prune": bool(prune)}
+    label["relabel_of"] = old.name
+    race = getattr(evaluator, "race", None) is not None
+    method = method_name(label)
+    src = Source(
+        name=source_name(teacher, method, race, old.seed, old.generation) + "-relabel",
+        rules=old.rules,
+        teacher=teacher,
+        teacher_sha256=teacher_digest(teacher_path),
+        race_net=race,
+        method=method,
+        seed=old.seed,
+        generation=old.generation,
+        label=label,
+        created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    )
+    folder = root / old.rules / src.name
+    if (folder / "SOURCE.json").exists():
+        prev = Source.from_dict(json.loads((folder / "SOURCE.json").read_text()))
+        if prev.teacher_sha256 != src.teacher_sha256 or prev.label != src.label:
+            raise ValueError(f"{folder} holds a relabel by another teacher or method")
+        src = prev
+    if old.teacher_sha256 == src.teacher_sha256 and old.method == method:
+        raise ValueError(f"{source} is already labelled by this teacher at {method}")
+    search = Search(evaluator, pruner=None if prune else False)
+    parts = sorted(old_dir.glob("part_*.npz"))
+    bar = progress_bar(len(parts), unit="part", desc=f"relabel {source}", disable=not progress)
+    for path in parts:
+        target = folder / path.name
+        if target.exists():
+            bar.update(1)
+            continue
+        data = _read_part(path)
+        boards = data["boards"]
+        probs = (
+            np.concatenate(
+                [
+                    search.afterstate_probs(boards[lo : lo + chunk], ply=int(ply))
+                    for lo in range(0, boards.shape[0], chunk)
+                ]
+            )
+            if boards.shape[0]
+            else np.zeros((0, 5), np.float32)
+        )
+        dec = data["decision"]
+        starts = np.flatnonzero(np.r_[True, dec[1:] != dec[:-1]]) if dec.size else dec
+        seg = np.r_[starts, dec.size].astype(np.int64)
+        best = segment_argmax(cubeless_equity(probs, evaluator.rules), seg)
+        first0 = np.array([np.argmin(data["rank0"][a:b]) for a, b in itertools.pairwise(seg)])
+        disagree = np.repeat(best != first0, np.diff(seg))
+        compact = {
+            "boards": boards,
+            "probs": _quantise(probs),
+            "probs0": _quantise(data["probs0"]),
+            "decision": dec.astype(np.int32),
+            "rank0": data["rank0"],
+            "disagree": disagree.astype(bool),
+        }
+        with np.load(path, allow_pickle=False) as z:
+            pmeta = json.loads(str(z["meta"]))
+        pmeta = json.dumps({**pmeta, "source": src.name, "label": label})
+        atomic_write(target, lambda fh, c=compact, m=pmeta: np.savez_compressed(fh, meta=m, **c))
+        bar.update(1)
+    bar.close()
+    if not (folder / "SOURCE.json").exists():
+        atomic_write(
+            folder / "SOURCE.json",
+            lambda fh: fh.write(json.dumps(src.to_dict(), indent=2).encode()),
+        )
+    return folder
 
 
 def summary(root: str | Path) -> list[dict[str, Any]]:
