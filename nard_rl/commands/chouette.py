@@ -4,8 +4,9 @@ The session, the roll-off, every game's decisions, the ledger and the rotation a
 engine's (``nard_rl.engine.chouette``); this command only seats the players.  Seats
 ``P1 .. PH`` are humans (moves in gnubg notation, e.g. ``24/18 13/11``), the rest bots.
 A bot advises itself with the net: its plays from ``--player`` (the net at 0-ply by
-default), its cube actions from the net's pre-roll probabilities through
-``nard_rl.cube`` (``cube_decision`` to double, ``take_decision`` to answer).
+default), its cube actions from the net's shared cube advisor (``nard_rl.cubeful``,
+the one ``nard play`` and the server use: 1-ply pre-roll probabilities through
+``nard_rl.cube``'s ``cube_decision`` to double and ``take_decision`` to answer).
 
 ``--bots N --games G --seed S --json`` plays a whole session of bots and prints one JSON
 line per game (see ``ChouetteGame.summary``: box, captain, team, doubles, winner,
@@ -117,13 +118,12 @@ class Advisor:
         return self._cached("cube", game, compute)  # type: ignore[return-value]
 
     def take(self, game: ChouetteGame) -> bool:
-        """The receivers' answer to the pending double (the doubler is on roll)."""
-        from nard_rl.cube import take_decision
+        """The receivers' answer to the pending double (the doubler is on roll), by the
+        net's shared cube advisor, as its doubles are."""
 
         def compute() -> bool:
-            board, cube, x = self._cube_view(game)
-            probs = self.net.pre_roll_probabilities(board[None, :])[0]
-            return take_decision(probs, cube, None, x=x, rules=game.rules)
+            board, cube, _ = self._cube_view(game)
+            return self.net.takes(board, cube, None, rules=game.rules)
 
         return bool(self._cached("take", game, compute))
 
@@ -174,10 +174,16 @@ class HumanSeat:
         self.advisor = advisor
         self.home = home
         self._shown: tuple[int, int, int] | None = None
+        self._since: list[str] = []
+        """The table's actions since this seat's board was last drawn (its header)."""
 
     def say(self, text: str) -> None:
         self.out.write(text + "\n")
         self.out.flush()
+
+    def note(self, action: str) -> None:
+        """Hear one action at the table (``drive``'s log line): the next board names it."""
+        self._since.append(action)
 
     def ask(
         self,
@@ -229,7 +235,9 @@ class HumanSeat:
         self._shown = key
         mine = "box" if player == game.box else "team"
         names = (mine, "team" if mine == "box" else "box")
-        table = table_view(game.game, BOX if player == game.box else TEAM)
+        last = "; ".join(self._since[-4:]) or None  # e.g. "P2 rolls 5-3; P2 (box) plays 13/8"
+        self._since = []
+        table = table_view(game.game, BOX if player == game.box else TEAM, last=last)
         if player != game.box:  # every member has his own cube (R35)
             table = replace(table, cube_value=game.cubes[player])
         self.say(render_table(table, names=names, home=self.home))
@@ -420,7 +428,14 @@ def run(args: argparse.Namespace) -> int:
             out.write(game_line(index, game) + "\n")
         out.flush()
 
-    log = None if args.json or not humans else (lambda text: print(text, file=out, flush=True))
+    log = None
+    if humans and not args.json:
+
+        def log(text: str) -> None:
+            print(text, file=out, flush=True)
+            for seat in seats[:humans]:
+                seat.note(text)  # type: ignore[attr-defined]
+
     if log is not None:
         log(HUMAN_COMMANDS)
         box, team = session.roll_off()
