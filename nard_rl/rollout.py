@@ -511,9 +511,9 @@ def _greedy_unique(
 
 CUBE_WINDOW = 0.4
 """Cubeful rollouts ask the cube model only of players on roll with at least this
-winning chance (at 0-ply): no double comes from further behind in money play, where
-the doubling window opens near 0.65, nor at match scores outside post-Crawford, where
-the trailer's free drop makes every double right (those are always asked)."""
+winning chance at 0-ply (it costs a model evaluation per player and turn): in money play
+the doubling window opens near 0.65, at match scores not much earlier.  Post-Crawford
+every player with access is asked, as the trailer should double at once."""
 
 
 def cubeful_trial_values(

@@ -13,9 +13,10 @@
   next ply of its trials); a finished job is forgotten.
 
 Bounds, so that no client can occupy the server: a job's work (trials times the
-positions it rolls out, e.g. the candidates of a play) is limited (400 with the limit in
-the message beyond it), so is the number of jobs queued or running at once (429
-beyond), and finished jobs are kept for a while and then dropped.  Jobs run on their
+positions it rolls out: the candidates of a play, the two branches of a cube rollout)
+is limited (400 with the limit in the message beyond it), so is the number of jobs
+queued or running at once (429 beyond), and finished jobs are kept for a while and
+then dropped.  Jobs run on their
 own thread pool, never on the event loop; the evaluator is the server's, whose calls
 are serialised one forward pass at a time, so hints and games interleave with a
 rollout's passes instead of waiting for the whole rollout.
