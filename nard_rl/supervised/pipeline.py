@@ -216,23 +216,23 @@ def run_pipeline(cfg: Any) -> Path:
     conf = _plain(cfg)
     if conf["stage"] not in STAGES:
         raise ValueError(f"stage must be one of {STAGES}, got {conf['stage']!r}")
+    rank, world, _, _ = torchrun_env()
+    if world > 1 and conf["stage"] not in ("label", "fit"):
+        raise ValueError(
+            "under torchrun only stage=label and stage=fit are shared between ranks; "
+            "run stage=gate in one process afterwards"
+        )
     lock = claim_run(Path(conf["out_dir"]) / conf["name"], conf)
     try:
-        return _run_claimed(conf)
+        return _run_claimed(conf, rank, world)
     finally:
         if lock is not None:
             lock.release()
 
 
-def _run_claimed(conf: dict[str, Any]) -> Path:
-    rank, world, _, _ = torchrun_env()
+def _run_claimed(conf: dict[str, Any], rank: int, world: int) -> Path:
     ctx: DistContext | None = None
     if world > 1:
-        if conf["stage"] not in ("label", "fit"):
-            raise ValueError(
-                "under torchrun only stage=label and stage=fit are shared between ranks; "
-                "run stage=gate in one process afterwards"
-            )
         if conf["stage"] == "label":
             # each rank labels shards i % WORLD_SIZE == RANK; shards are files and pure
             # functions of (seed, generation, i), so no process group is needed and the
