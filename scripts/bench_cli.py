@@ -1,7 +1,10 @@
 """Start-up time of the ``nard`` command line: wall time of a whole process, median of N.
 
 A user feels the CLI's start-up on every call, so it is measured as the user sees it: a
-fresh interpreter, the command run to its end, its output thrown away.  Targets on the
+fresh interpreter, the command run to its end, its output thrown away.  The CPU seconds
+of the process (user + system) are printed beside the wall time: on a shared machine the
+wall time grows with the load, the CPU time much less, so it tells a slow start from a
+busy machine (the load average is printed too).  Targets on the
 2-core development machine: ``nard --help`` under 0.5 s (no command module is imported),
 ``nard moves --dice 3 1`` under 1 s (the engine and numba's cached kernels, no torch);
 ``nard hint`` loads torch and the shipped net, so it is listed for comparison only.
@@ -13,6 +16,8 @@ fresh interpreter, the command run to its end, its output thrown away.  Targets 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -25,8 +30,9 @@ COMMANDS = (
 )
 
 
-def wall_time(args: tuple[str, ...]) -> float:
-    """Seconds of one ``python -m nard_rl ARGS`` process, start to exit."""
+def wall_time(args: tuple[str, ...]) -> tuple[float, float]:
+    """Wall and CPU seconds of one ``python -m nard_rl ARGS`` process, start to exit."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "nard_rl", *args],
@@ -35,9 +41,11 @@ def wall_time(args: tuple[str, ...]) -> float:
         text=True,
     )
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 2):  # --help of argparse exits 0; bare `nard` 2
         raise SystemExit(f"nard {' '.join(args)} failed: {done.stderr[-500:]}")
-    return elapsed
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
 
 
 def main() -> int:
@@ -48,18 +56,22 @@ def main() -> int:
         parser.error("--runs must be >= 1")
     for command, _ in COMMANDS:  # warm the file cache and numba's kernel cache first
         wall_time(command)
-    print(f"nard start-up, median of {args.runs} runs (wall time of a fresh process)")
+    load = os.getloadavg()[0]
+    print(
+        f"nard start-up, median of {args.runs} runs (a fresh process each; "
+        f"{os.cpu_count()} CPUs, load average {load:.1f})"
+    )
     failed = False
     for command, target in COMMANDS:
-        times = [wall_time(command) for _ in range(args.runs)]
-        median = statistics.median(times)
+        runs = [wall_time(command) for _ in range(args.runs)]
+        median = statistics.median(w for w, _ in runs)
+        cpu = statistics.median(c for _, c in runs)
         verdict = ""
         if target is not None:
             ok = median < target
             failed |= not ok
             verdict = f"  target < {target:.1f} s: {'met' if ok else 'MISSED'}"
-        spread = f"(min {min(times):.2f}, max {max(times):.2f})"
-        print(f"  nard {' '.join(command):<22} {median:6.2f} s {spread}{verdict}")
+        print(f"  nard {' '.join(command):<22} {median:6.2f} s wall, {cpu:5.2f} s CPU{verdict}")
     return 1 if failed else 0
 
 
