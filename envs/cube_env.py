@@ -20,9 +20,7 @@ from nard_rl.cube import (
     DOUBLE_TAKE,
     CubeDecision,
     CubeState,
-    cube_efficiency,
     score_utility,
-    take_decision,
 )
 from nard_rl.engine.game import Game, Phase
 from nard_rl.engine.position import BOARD_SIZE
@@ -160,12 +158,15 @@ class NardCubeEnv(NardEnv):
       probabilities; any other opponent (random, pubeval, gnubg) follows the fixed policy
       *never double, always take*.  A checkpoint path, ``"default"`` or a
       ``NetworkPlayer`` names a network for the cube decisions of any opponent.  A network
-      decides with ``nard_rl.cube.cube_decision`` (Janowski's model with the position's
-      cube efficiency, the match equity table in match play): it doubles on "double/take"
-      and "double/pass", plays on when "too good" or "no double", and takes when the
-      decision says the take is right (``nard_rl.cube.take_decision``, judged from the
-      doubler's side).  A network opponent also plays its rolls for the score
-      (``nard_rl.cube.score_utility``: money equity, or match-winning chances).  Not
+      decides with the shared cube advisor (``NetworkPlayer.cube_advisor``, the
+      ``nard_rl.cubeful.CubeAdvisor`` of ``nard play`` and the server: 1-ply pre-roll
+      probabilities, close decisions at 2-ply, through ``nard_rl.cube.cube_decision``,
+      Janowski's model with the position's cube efficiency and the match equity table in
+      match play): it doubles on "double/take" and "double/pass", plays on when "too
+      good" or "no double", and takes when ``nard_rl.cube.take_decision`` says the take
+      is right (judged from the doubler's side).  A network opponent also plays its
+      rolls for the score (``nard_rl.cube.score_utility``: money equity, or
+      match-winning chances).  Not
       allowed in self-play, where the agent makes every cube decision.
     * ``crawford``: in match play, whether the game is the Crawford game (R34).  None
       (default): it is when exactly one side needs one point (the first game at that score
@@ -437,17 +438,9 @@ class NardCubeEnv(NardEnv):
         net = self.cube_net
         if net is None:
             return True
-        g = self.game
-        doubler = g.player_on_roll
-        board = g.position.array()
-        probs = net.pre_roll_probabilities(board[None, :])[0]
-        return take_decision(
-            np.clip(probs, 0.0, 1.0),
-            self._cube_for(doubler),
-            self._match_for(doubler),
-            x=cube_efficiency(board),
-            rules=self.rules,
-        )
+        doubler = self.game.player_on_roll
+        board = self.game.position.array()
+        return net.takes(board, self._cube_for(doubler), self._match_for(doubler), self.rules)
 
     def _cube_for(self, seat: int) -> CubeState:
         g = self.game

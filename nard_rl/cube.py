@@ -540,3 +540,43 @@ def score_utility(
         )
 
     return match_winning_chance
+
+
+@dataclass(frozen=True)
+class ResignationAnswer:
+    """A bot's answer to a resignation, with the two values it weighed (``score_utility``
+    units: points at money, the match-winning chance in a match)."""
+
+    accept: bool
+    offered: float
+    """The value of the resignation to the bot (a certain win of the offered kind)."""
+    expected: float
+    """The value of playing on: the bot's probabilities through the same utility."""
+
+
+def resignation_answer(
+    probs: Sequence[float] | np.ndarray,
+    gammon: bool,
+    backgammon: bool,
+    rules: RuleSet | str = "standard",
+    cube: CubeState | None = None,
+    match: MatchScore | None = None,
+) -> ResignationAnswer:
+    """The one answer to a resignation, for every bot (``nard play``, the server, ``nard
+    agent``): accept when the offered win is worth at least playing on, both valued by
+    ``score_utility`` at the cube and score.  So at money it weighs points, and in a match
+    the match-winning chance: a gammon resignation the leader cannot use is worth what a
+    single win is, and one that wins the match is taken however well the game goes.
+
+    ``probs`` are the bot's cubeless probabilities (its view, the resigner to roll: the
+    bot's afterstate); ``gammon``/``backgammon`` the kind offered (a mars, R28, is a
+    gammon).
+    """
+    row = np.asarray(probs, dtype=np.float64).reshape(1, -1)
+    if row.shape != (1, 5) or not np.all(np.isfinite(row)):
+        raise ValueError(f"expected five finite probabilities {PROB_NAMES}, got {probs!r}")
+    utility = score_utility(rules, cube, match)
+    offer = np.array([[1.0, float(gammon or backgammon), float(backgammon), 0.0, 0.0]])
+    offered = float(np.asarray(utility(offer))[0])
+    expected = float(np.asarray(utility(row))[0])
+    return ResignationAnswer(offered >= expected - 1e-9, offered, expected)

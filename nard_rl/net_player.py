@@ -19,7 +19,8 @@ from nard_rl.checkpoint_paths import (  # noqa: F401  (their old home's names)
     default_checkpoint_path,
     resolve_checkpoint,
 )
-from nard_rl.cube import CubeDecision, CubeState, cube_decision, cube_efficiency
+from nard_rl.cube import CubeDecision, CubeState
+from nard_rl.cubeful import CubeAdvisor
 from nard_rl.encoding import get_encoding
 from nard_rl.engine.rules import RuleSet, get_rules
 from nard_rl.evaluator import (
@@ -60,6 +61,7 @@ class NetworkPlayer(Player):
         """Every evaluation goes through it: the plain net (finished games exact), or with
         ``from_evaluator`` the composite of ``default``, which answers bear-offs from the
         database and races with the race net."""
+        self._cube_advisors: dict[RuleSet, CubeAdvisor] = {}
 
     @classmethod
     def from_evaluator(cls, evaluator: NetEvaluator | CompositeEvaluator) -> NetworkPlayer:
@@ -95,6 +97,20 @@ class NetworkPlayer(Player):
         ``nard_rl.evaluator.pre_roll_probabilities``)."""
         return pre_roll_probabilities(self.evaluator, boards).astype(np.float64)
 
+    def cube_advisor(self, rules: RuleSet | str | None = None) -> CubeAdvisor:
+        """The shared cube advisor over this player's evaluator (``nard_rl.cubeful``: 1-ply
+        pre-roll probabilities, close decisions read at 2-ply), one per rule set: what
+        ``nard play``, the server, the chouette bots and ``NardCube-v0`` all decide by."""
+        r = get_rules(rules or self.rules)
+        if r not in self._cube_advisors:
+            self._cube_advisors[r] = CubeAdvisor(self.evaluator, rules=r)
+        return self._cube_advisors[r]
+
+    def set_cube_advisor(self, advisor: CubeAdvisor) -> None:
+        """Decide the cube under ``advisor.rules`` by ``advisor`` (another ply, no
+        refinement, rollouts) instead of the default one."""
+        self._cube_advisors[advisor.rules] = advisor
+
     def cube_action(
         self,
         board: Sequence[int] | np.ndarray,
@@ -102,13 +118,21 @@ class NetworkPlayer(Player):
         match: MatchScore | None = None,
         rules: RuleSet | str | None = None,
     ) -> CubeDecision:
-        """The cube decision of the player on roll of ``board`` (its view), before rolling:
-        the net's pre-roll probabilities through ``nard_rl.cube.cube_decision``."""
-        arr = np.asarray(board, dtype=np.int8)
-        probs = self.pre_roll_probabilities(arr[None, :])[0]
-        return cube_decision(
-            probs, cube, match, x=cube_efficiency(arr), rules=get_rules(rules or self.rules)
-        )
+        """The cube decision of the player on roll of ``board`` (its view), before rolling,
+        by ``cube_advisor``."""
+        return self.cube_advisor(rules).decide(np.asarray(board, dtype=np.int8), cube, match)
+
+    def takes(
+        self,
+        doubler_board: Sequence[int] | np.ndarray,
+        cube: CubeState,
+        match: MatchScore | None = None,
+        rules: RuleSet | str | None = None,
+    ) -> bool:
+        """Whether this player takes a double, everything given from the DOUBLER's view
+        (its board, the cube before the double, its score), by ``cube_advisor``."""
+        arr = np.asarray(doubler_board, dtype=np.int8)
+        return self.cube_advisor(rules).takes(arr, cube, match)
 
     def probabilities(self, afterstates: np.ndarray) -> np.ndarray:
         """The five outcome probabilities of each afterstate (side that just moved)."""

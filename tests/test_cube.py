@@ -545,3 +545,44 @@ def test_cube_command_is_wired_into_nard(tiny_net: Path) -> None:
     )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["decision"] in DECISIONS
+
+
+# -- resignations: one answer for every bot --------------------------------------------------
+def test_resignations_are_answered_by_the_score_utility() -> None:
+    from nard_rl.cube import CubeState, resignation_answer
+
+    probs = [0.9, 0.8, 0.0, 0.0, 0.0]  # money equity 2 * 0.9 - 1 + 0.8 = 1.6 per stake
+    single = resignation_answer(probs, False, False, "standard")
+    assert (single.accept, single.offered, single.expected) == (False, 1.0, pytest.approx(1.6))
+    gammon = resignation_answer(probs, True, False, "standard")
+    assert gammon.accept and gammon.offered == 2.0
+    # the stake scales both sides alike; Jacoby (R32) with the cube centered: gammons single
+    at4 = resignation_answer(probs, True, False, "standard", CubeState(4, "mover"))
+    assert at4.accept and (at4.offered, at4.expected) == (8.0, pytest.approx(6.4))
+    jacoby = STANDARD.with_options(jacoby=True)
+    centered = resignation_answer(probs, True, False, jacoby)
+    assert (centered.accept, centered.offered, centered.expected) == (True, 1.0, pytest.approx(0.8))
+    # one point from the match: a single win is the match, so the single resignation is
+    # taken, where money equity (1.6 > 1) would play on for the gammon
+    leader = resignation_answer(probs, False, False, "standard", None, MatchScore(5, 4, 0))
+    assert leader.accept and leader.offered == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="five finite"):
+        resignation_answer([0.5, 0.1], False, False)
+
+
+def test_network_bots_decide_the_cube_by_the_shared_advisor() -> None:
+    """The network player's cube answers (chouette bots, NardCube-v0) are the 1-ply
+    advisor's, not its 0-ply pre-roll reading."""
+    from nard_rl.cube import CubeState
+    from nard_rl.engine.rules import cubeless_equity
+    from nard_rl.players import make_player
+
+    player = make_player("default")
+    board = np.array(START_BOARD, dtype=np.int8)
+    decision = player.cube_action(board, CubeState())
+    zero = float(cubeless_equity(player.pre_roll_probabilities(board[None])[0], STANDARD))
+    one = player.cube_advisor().probabilities(board[None], ply=1)[0]
+    assert decision.cubeless == pytest.approx(float(cubeless_equity(one, STANDARD)), abs=1e-9)
+    assert abs(decision.cubeless - zero) > 1e-4
+    assert decision.decision == "no_double" and player.takes(board, CubeState())
+    assert player.cube_advisor() is player.cube_advisor("standard")

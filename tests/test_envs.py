@@ -22,6 +22,7 @@ from nard_rl.engine.rules import STANDARD
 from nard_rl.envs.core import MAX_CANDIDATES
 from nard_rl.envs.cube_env import NardCubeEnv
 from nard_rl.envs.nard_env import NardEnv
+from nard_rl.net_player import NetworkPlayer
 from nard_rl.network import NetSpec, save_checkpoint
 
 
@@ -311,11 +312,12 @@ def test_capacity_is_the_proven_bound_and_never_exceeded() -> None:
 
 def _constant_net(path: Path, roller_logit: float) -> str:
     """A checkpoint whose five outputs ignore the position: the side on roll wins with
-    probability sigmoid(roller_logit), gammons practically never.  (The net scores the
-    side that just moved, and a pre-roll position is read as the opponent's afterstate,
-    so the head's win logit is the negation.)  With a high logit every side on roll looks
-    a sure winner, so its cube owner doubles and the receiver drops."""
-    win_logit = -roller_logit
+    probability sigmoid(roller_logit), gammons practically never, as the shared cube
+    advisor reads it.  (The advisor looks one roll ahead: the roller's best afterstate,
+    scored by the net for the side that just moved, the roller; so the head's win logit is
+    the roller's.)  With a high logit every side on roll looks a sure winner, so its cube
+    owner doubles and the receiver drops."""
+    win_logit = roller_logit
     enc = get_encoding("tesauro198")
     spec = NetSpec(enc.name, enc.version, enc.size, (4,), "sigmoid", "standard")
     net = spec.build()
@@ -329,6 +331,21 @@ def _constant_net(path: Path, roller_logit: float) -> str:
 @pytest.fixture(scope="module")
 def sure_win_net(tmp_path_factory: pytest.TempPathFactory) -> str:
     return _constant_net(tmp_path_factory.mktemp("nets") / "sure.pt", 6.0)
+
+
+@pytest.fixture()
+def sure_win_player(sure_win_net: str) -> NetworkPlayer:
+    """The constant net as a cube opponent whose advisor reads 1-ply only: a net that
+    ignores the position contradicts itself from one ply to the next (at 2-ply the other
+    side is the roller whose afterstate it scores), so the advisor's refinement of close
+    decisions is off."""
+    from nard_rl.cubeful import CubeAdvisor
+    from nard_rl.players import make_player
+
+    player = make_player(sure_win_net)
+    assert isinstance(player, NetworkPlayer)
+    player.set_cube_advisor(CubeAdvisor(player.evaluator, ply=1, refine_margin=0.0))
+    return player
 
 
 def play_cube_game(
@@ -419,10 +436,10 @@ def test_cube_step_offers_roll_or_double_before_the_roll() -> None:
 
 @pytest.mark.parametrize(("cube_value", "owner"), [(1, "centered"), (2, "agent"), (8, "agent")])
 def test_forced_double_and_drop_scores_the_cube_before_the_double(
-    sure_win_net: str, cube_value: int, owner: str
+    sure_win_player: NetworkPlayer, cube_value: int, owner: str
 ) -> None:
     """R24: a dropped double ends the game; the doubler wins the stake before the double."""
-    env = NardEnv(cube=True, opponent="random", cube_opponent=sure_win_net)
+    env = NardEnv(cube=True, opponent="random", cube_opponent=sure_win_player)
     _, info = env.reset(
         seed=1,
         options={"board": list(START_BOARD), "cube_value": cube_value, "cube_owner": owner},
@@ -458,9 +475,9 @@ def test_double_take_doubles_the_stake_and_the_final_reward() -> None:
     assert len(values) >= 2, f"expected singles and gammons at stake 2, got {values}"
 
 
-def test_opponent_double_reaches_the_agent_as_a_take_step(sure_win_net: str) -> None:
+def test_opponent_double_reaches_the_agent_as_a_take_step(sure_win_player: NetworkPlayer) -> None:
     enc = get_encoding("tesauro198")
-    env = NardEnv(cube=True, opponent="random", cube_opponent=sure_win_net)
+    env = NardEnv(cube=True, opponent="random", cube_opponent=sure_win_player)
     # the agent moves first; then the opponent is on roll with the cube centered
     _, info = env.reset(seed=3, options={"board": list(START_BOARD), "dice": [6, 5]})
     assert info["phase"] == "move"
@@ -604,7 +621,10 @@ def test_reset_refuses_boards_that_are_no_position_by_name() -> None:
     ("options", "match"),
     [
         ({"board": [2.5, *START_BOARD[1:]]}, "whole numbers"),  # was truncated to 2
-        ({"board": [float(v) for v in START_BOARD[:25]] + [300.0]}, "315 checkers"),  # int8 wrapped it
+        (
+            {"board": [float(v) for v in START_BOARD[:25]] + [300.0]},
+            "315 checkers",
+        ),  # int8 wrapped it
         ({"board": [True, *START_BOARD[1:]]}, "integers"),  # was read as 1
         ({"board": list(START_BOARD), "dice": [3.7, 1]}, "dice"),  # was a 3-1
         ({"board": list(START_BOARD), "dice": [True, 1]}, "dice"),
@@ -648,7 +668,6 @@ def test_observation_reads_as_the_nets_pre_roll_input(tmp_path: Path) -> None:
     exactly the players' pre-roll probabilities (after the swap), and not what the
     ``on_roll=True`` encoding of the same board gives."""
     from nard_rl.engine.rules import swap_sides
-    from nard_rl.net_player import NetworkPlayer
 
     enc = get_encoding("tesauro198")
     spec = NetSpec(enc.name, enc.version, enc.size, (16,), "sigmoid", "standard")

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from nard_rl.cube import PROB_NAMES, CubeDecision, CubeState, score_utility
+from nard_rl.cube import PROB_NAMES, CubeDecision, CubeState, resignation_answer, score_utility
 from nard_rl.cubeful import CubeAdvisor
 from nard_rl.engine.movegen import legal_afterstates
 from nard_rl.engine.movetext import format_plays
@@ -291,11 +291,11 @@ class Analyzer:
         if kind not in RESIGN_VALUES:
             raise PositionError(f"resignation must be one of {', '.join(RESIGN_VALUES)}")
         probs = self.probabilities(state.position.array()[None, :], state.rules)
-        utility, _ = self.utility(state)
-        expected = float(np.asarray(utility(probs))[0])
         level = RESIGN_VALUES[kind]
-        offered = np.array([[1.0, float(level >= 2), float(level >= 3), 0.0, 0.0]])
-        return float(np.asarray(utility(offered))[0]) >= expected - 1e-9
+        answer = resignation_answer(
+            probs[0], level >= 2, level >= 3, state.rules, state.cube, state.match
+        )
+        return answer.accept
 
     def action(
         self,
