@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from reference_movegen import reference_afterstates
 
-import nard_rl  # noqa: F401  (registers the ids)
+import nard_rl.envs  # noqa: F401  (registers the ids)
 from nard_rl.encoding import get_encoding
 from nard_rl.engine.position import START_BOARD, Position
 from nard_rl.envs.core import MAX_CANDIDATES, gather_slices
