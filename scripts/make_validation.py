@@ -19,7 +19,8 @@ two files score players the same way (``scripts/bench_checker.py --data FILE``):
 * ``err`` = ``best_equity - eq2`` (or ``best_eq0 - eq0`` without ``eq2``).
 
 Work is split into parts of ``--per-part`` decisions written atomically to ``--out``/parts,
-so a killed run resumes where it stopped; ``--merge`` joins the parts into one file.
+so a killed run resumes where it stopped; ``--merge`` joins them (and the decisions of an
+earlier merge) into ``validation/checker_gnubg_own.jsonl.gz``, the one file committed.
 
     python scripts/make_validation.py --parts 40 --per-part 250          # 10,000 decisions
     python scripts/make_validation.py --parts 40 --per-part 250 --merge  # -> one .jsonl.gz
@@ -144,15 +145,32 @@ def make_part(args: argparse.Namespace, part: int, gnubg0: Any, gnubg2: Any) -> 
     return len(records)
 
 
+MERGED = "checker_gnubg_own.jsonl.gz"
+
+
+def merged_lines(out: Path) -> dict[int, list[str]]:
+    """The merged file's decisions, by part (only the merged file is committed: its parts
+    count as made)."""
+    by_part: dict[int, list[str]] = {}
+    if (out / MERGED).exists():
+        with gzip.open(out / MERGED, "rt") as fh:
+            for line in fh:
+                if line.strip():
+                    by_part.setdefault(int(json.loads(line)["part"]), []).append(line)
+    return by_part
+
+
 def merge(out: Path, parts: int) -> Path:
-    found = [part_path(out, p) for p in range(parts) if part_path(out, p).exists()]
-    if not found:
+    by_part = merged_lines(out)
+    for p in range(parts):
+        if part_path(out, p).exists():
+            with gzip.open(part_path(out, p), "rt") as fh:
+                by_part[p] = [line for line in fh if line.strip()]
+    if not by_part:
         raise SystemExit(f"no parts under {out / 'parts'}")
-    lines: list[str] = []
-    for path in found:
-        with gzip.open(path, "rt") as fh:
-            lines.extend(line for line in fh if line.strip())
-    target = out / "checker_gnubg_own.jsonl.gz"
+    found = sorted(by_part)
+    lines = [line for p in found for line in by_part[p]]
+    target = out / MERGED
     blob = gzip.compress("".join(lines).encode())
     atomic_write(target, lambda fh: fh.write(blob))
     kinds: dict[str, int] = {}
@@ -183,9 +201,10 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(1)
     gnubg0, gnubg2 = GnubgPlayer(0), GnubgPlayer(2)
+    made = set(merged_lines(args.out))
     try:
         for part in range(args.first, args.parts, args.step):
-            if part_path(args.out, part).exists():
+            if part in made or part_path(args.out, part).exists():
                 continue
             start = time.perf_counter()
             n = make_part(args, part, gnubg0, gnubg2)
