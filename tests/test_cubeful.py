@@ -195,7 +195,6 @@ def test_fit_script_runs(tmp_path: pytest.TempPathFactory) -> None:
     import sys
     from pathlib import Path
 
-    pytest.importorskip("torch")
     root = Path(__file__).resolve().parents[1]
     out = Path(str(tmp_path)) / "eff.json"
     run = subprocess.run(
