@@ -91,11 +91,23 @@ class ServerConfig:
     """Connections the gnubg port serves at once; more are closed on arrival."""
     http: bool = True
     """Serve HTTP (false: only the gnubg external-player port)."""
+    rollout_max_trials: int = 46_656
+    """Most trials one ``/v1/rollout`` job plays (trials times positions; 400 above)."""
+    rollout_max_jobs: int = 4
+    """Rollout jobs queued or running at once (429 beyond)."""
+    rollout_threads: int = 1
+    """Rollout jobs running at once (the others wait in order)."""
+    rollout_keep_s: float = 600.0
+    """Seconds a finished rollout's result stays available to poll."""
 
     def validate(self) -> ServerConfig:
         checks = [
             (1 <= self.port <= 65535, f"port must be 1..65535, got {self.port}"),
             (self.workers >= 1, f"workers must be >= 1, got {self.workers}"),
+            (self.rollout_max_trials >= 1, "rollout_max_trials must be >= 1"),
+            (self.rollout_max_jobs >= 1, "rollout_max_jobs must be >= 1"),
+            (self.rollout_threads >= 1, "rollout_threads must be >= 1"),
+            (self.rollout_keep_s > 0, "rollout_keep_s must be > 0"),
             (0 <= self.ply <= 3, f"ply must be 0..3, got {self.ply}"),
             (0 <= self.max_ply <= 3, f"max_ply must be 0..3, got {self.max_ply}"),
             (self.ply <= self.max_ply, f"ply {self.ply} is above max_ply {self.max_ply}"),
