@@ -13,6 +13,7 @@ from functools import cache
 
 import numpy as np
 import pytest
+from boards import board
 from reference_movegen import ALL_ROLLS, reference_afterstates
 
 from nard_rl.engine.bearoff import (
@@ -30,8 +31,9 @@ def _weight(roll: tuple[int, int]) -> float:
     return (1.0 if roll[0] == roll[1] else 2.0) / 36.0
 
 
-def _board(p: Placement) -> list[int]:
-    return [0, *p] + [0] * 19
+def _board(p: Placement) -> tuple[int, ...]:
+    """The mover's home-board placement (points 1..6) alone on the board."""
+    return board(dict(enumerate(p, start=1)))
 
 
 def _plays(p: Placement, roll: tuple[int, int], mars: bool) -> list[Placement]:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+from boards import board
 
 from nard_rl.engine.chouette import (
     Chouette,
@@ -27,18 +28,9 @@ NAMES4 = player_names(4)
 NARD = (sys.executable, "-m", "nard_rl")
 
 
-def _board(**points: int) -> list[int]:
-    """A board from the side on roll's view: ``p6=4`` puts 4 of its checkers on point 6,
-    ``p24=-2`` two opposing checkers on its point 24."""
-    b = [0] * 26
-    for key, value in points.items():
-        b[int(key[1:])] = value
-    return b
-
-
 # A short race: the box (on roll) has four checkers on its 6 point, the team two on its ace
 # point, so one team roll ends the game; nobody can be gammoned.
-SHORT_RACE = _board(p6=4, p24=-2)
+SHORT_RACE = board("mover: 6:4; opp: 24:2")
 
 
 def _game(start: Sequence[int] | None = None, dice: list[tuple[int, int]] | None = None, **kw):
@@ -148,7 +140,7 @@ def test_r37_every_member_passes_the_box_wins_and_collects_from_each() -> None:
 
 def test_r37_box_wins_a_gammon_against_members_at_different_stakes() -> None:
     # the box bears its last checker off; the team has borne off none: a gammon (R25)
-    game = _game(_board(p2=1, p24=-15), dice=[(2, 1)])
+    game = _game(board("mover: 2:1; opp: 24:15"), dice=[(2, 1)])
     game.double(0)
     game.take(1)
     game.drop(2)  # pays the stake before the double and leaves (R37)
@@ -535,7 +527,7 @@ def _human_with_a_net(tmp_path, answers: str):  # type: ignore[no-untyped-def]
 
 def test_a_human_seat_gets_hint_help_and_the_board_at_a_take_or_pass(tmp_path) -> None:  # type: ignore[no-untyped-def]
     # a long race with the box on roll, cube centered: the box doubles, member P2 answers
-    game = _game(_board(p6=5, p5=5, p4=5, p19=-5, p20=-5, p21=-5), box_on_roll=True)
+    game = _game(board("mover: 6:5 5:5 4:5; opp: 19:5 20:5 21:5"), box_on_roll=True)
     game.double(0)
     human, out = _human_with_a_net(tmp_path, "hint\nhelp\nboard\nmaybe\ntake\n")
     assert human.takes(game, 1) is True
@@ -550,7 +542,7 @@ def test_a_human_seat_gets_hint_help_and_the_board_at_a_take_or_pass(tmp_path) -
 def test_a_human_box_gets_the_cube_analysis_before_rolling_and_can_quit(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from nard_rl.commands.chouette import EndOfInput
 
-    game = _game(_board(p6=5, p5=5, p4=5, p19=-5, p20=-5, p21=-5), box_on_roll=True)
+    game = _game(board("mover: 6:5 5:5 4:5; opp: 19:5 20:5 21:5"), box_on_roll=True)
     human, out = _human_with_a_net(tmp_path, "hint\nroll\n")
     assert human.wants_double(game, 0) is False
     text = out.getvalue()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from boards import board
 
 from nard_rl.encoding import CONTACT_FEATURES, get_encoding
 from nard_rl.engine.position import flip_boards
@@ -14,18 +15,13 @@ US = 225
 THEM = US + CONTACT_FEATURES
 
 
-def _board() -> np.ndarray:
-    """Us: 14 on our ace point, a blot on our 10; them: all 15 on our 4 (their 21)."""
-    b = np.zeros(26, dtype=np.int8)
-    b[1] = 14
-    b[10] = 1
-    b[4] = -15
-    return b
+# us: 14 on our ace point, a blot on our 10; them: all 15 on our 4 (their 21)
+BLOT_AND_ACE = np.array(board("mover: 1:14 10:1; opp: 4:15"), dtype=np.int8)
 
 
 def test_extended_inputs_are_unchanged() -> None:
     rng = np.random.default_rng(0)
-    boards = np.stack([_board(), flip_boards(_board()[None])[0]])
+    boards = np.stack([BLOT_AND_ACE, flip_boards(BLOT_AND_ACE[None])[0]])
     boards = np.concatenate([boards, np.repeat(boards, 3, axis=0)[rng.permutation(6)]])
     np.testing.assert_array_equal(
         CONTACT.encode(boards)[:, :225], get_encoding("extended").encode(boards)
@@ -34,7 +30,7 @@ def test_extended_inputs_are_unchanged() -> None:
 
 
 def test_our_contact_block_by_hand() -> None:
-    x = CONTACT.encode(_board())[US:THEM]
+    x = CONTACT.encode(BLOT_AND_ACE)[US:THEM]
     # their checkers on our 4 hit our blot on 10 (distance 6) with: any roll holding a 6
     # (11), 1-5 and 2-4 in either order (4), 3-3 and 2-2 (2): 17 rolls, each costing
     # 25 - 10 = 15 pips
@@ -52,7 +48,7 @@ def test_our_contact_block_by_hand() -> None:
 
 
 def test_their_contact_block_by_hand() -> None:
-    x = CONTACT.encode(_board())[THEM:]
+    x = CONTACT.encode(BLOT_AND_ACE)[THEM:]
     expected = [
         0.0,  # no blots of theirs
         0.0,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from boards import board as board_from
 
 from nard_rl.encoding import ENCODINGS, get_encoding
 from nard_rl.engine.classify import race_flags
@@ -36,21 +37,6 @@ def _test_boards() -> np.ndarray:
 
 
 BOARDS = _test_boards()
-
-
-def make_board(
-    ours: dict[int, int], theirs: dict[int, int], bar_us: int = 0, bar_them: int = 0
-) -> list[int]:
-    """A board from checker counts by OUR point numbers (the rest of each side is off)."""
-    b = [0] * 26
-    for p, n in ours.items():
-        b[p] = n
-    for p, n in theirs.items():
-        assert b[p] == 0
-        b[p] = -n
-    b[25] = bar_us
-    b[0] = -bar_them
-    return list(Position(b).board)  # validates
 
 
 def features(board: list[int], on_roll: bool = False) -> np.ndarray:
@@ -225,7 +211,7 @@ def test_extended_features_match_reference() -> None:
 
 def test_shots_on_a_blot_six_away() -> None:
     # Rolls with a 6 (11), 5-1 and 4-2 both ways (4), 3-3 and 2-2 (2): 17 of 36.
-    board = make_board({10: 1, 1: 14}, {4: 1, 24: 14})
+    board = board_from({10: 1, 1: 14}, {4: 1, 24: 14})
     x = features(board)
     assert x[US + SHOTS] * 36 == pytest.approx(17)
     assert x[THEM + SHOTS] * 36 == pytest.approx(17)  # our blot hits theirs the same way
@@ -234,51 +220,51 @@ def test_shots_on_a_blot_six_away() -> None:
 
 def test_shots_need_open_intermediate_points() -> None:
     # Our point 7 blocks the 3-3 path (landing on 7): 16.
-    assert features(make_board({10: 1, 7: 2, 1: 12}, {4: 1, 24: 14}))[US + SHOTS] * 36 == (
+    assert features(board_from({10: 1, 7: 2, 1: 12}, {4: 1, 24: 14}))[US + SHOTS] * 36 == (
         pytest.approx(16)
     )
     # Points 5, 7 and 9 block 5-1 both ways and 3-3; 4-2 (via 8) and 2-2 (6, 8) stay: 14.
-    board = make_board({10: 1, 9: 2, 7: 2, 5: 2, 1: 8}, {4: 1, 24: 14})
+    board = board_from({10: 1, 9: 2, 7: 2, 5: 2, 1: 8}, {4: 1, 24: 14})
     assert features(board)[US + SHOTS] * 36 == pytest.approx(14)
 
 
 def test_shots_from_the_bar_only_while_the_opponent_is_on_it() -> None:
     # A blot three away from a checker on our 3: 3s (11), 2-1 both ways (2), 1-1: 14.
-    free = make_board({6: 1, 13: 14}, {3: 1, 24: 14})
+    free = board_from({6: 1, 13: 14}, {3: 1, 24: 14})
     assert features(free)[US + SHOTS] * 36 == pytest.approx(14)
     # With a checker on the bar only it can hit (R11): six away from the bar, 17 rolls.
-    barred = make_board({6: 1, 13: 14}, {3: 1, 24: 13}, bar_them=1)
+    barred = board_from({6: 1, 13: 14}, {3: 1, 24: 13}, opp_bar=1)
     assert features(barred)[US + SHOTS] * 36 == pytest.approx(17)
 
 
 def test_escape_counts_rolls_that_clear_the_blockade() -> None:
-    open_board = make_board({24: 1, 6: 14}, {1: 15})
+    open_board = board_from({24: 1, 6: 14}, {1: 15})
     assert features(open_board)[US + ESCAPE] == pytest.approx(1.0)
     # Blocks 4 and 6 pips in front of the checker on 24: any sum >= 7 not starting on a
     # block (every non-double but 4-6 with sum >= 7: 8 pairs, 16 rolls) and 5-5: 17.
-    blocked = make_board({24: 1, 6: 14}, {18: 2, 20: 2, 1: 11})
+    blocked = board_from({24: 1, 6: 14}, {18: 2, 20: 2, 1: 11})
     assert features(blocked)[US + ESCAPE] * 36 == pytest.approx(17)
 
 
 def test_six_prime_traps_and_contains() -> None:
-    board = make_board({4: 2, 5: 2, 6: 2, 7: 2, 8: 2, 9: 2, 1: 3}, {2: 1, 24: 14})
+    board = board_from({4: 2, 5: 2, 6: 2, 7: 2, 8: 2, 9: 2, 1: 3}, {2: 1, 24: 14})
     x = features(board)
     assert x[US + PRIME] == pytest.approx(1.0)
     assert x[THEM + ESCAPE] == 0.0  # their checker behind the prime cannot escape
     assert x[US + CONTAIN] == pytest.approx(1.0)
     assert x[US + HOME] * 6 == pytest.approx(4)  # points 1, 4, 5, 6
     assert x[THEM + PRIME] * 6 == pytest.approx(1)  # their 14 on one point: a run of one
-    assert features(make_board({4: 2, 5: 2, 7: 2, 1: 9}, {24: 15}))[US + PRIME] * 6 == (
+    assert features(board_from({4: 2, 5: 2, 7: 2, 1: 9}, {24: 15}))[US + PRIME] * 6 == (
         pytest.approx(2)
     )
 
 
 def test_bar_entry_anchors_and_back_checkers() -> None:
-    board = make_board({6: 14}, {19: 2, 20: 2, 21: 2, 1: 9}, bar_us=1)
+    board = board_from({6: 14}, {19: 2, 20: 2, 21: 2, 1: 9}, mover_bar=1)
     x = features(board)
     assert x[US + ENTER] * 36 == pytest.approx(36 - 9)
     assert x[US + BACK] * 15 == pytest.approx(1)
-    anchored = features(make_board({20: 2, 22: 2, 6: 11}, {1: 15}))
+    anchored = features(board_from({20: 2, 22: 2, 6: 11}, {1: 15}))
     assert anchored[US + ANCHORS] * 6 == pytest.approx(2)
     assert anchored[US + BACK] * 15 == pytest.approx(4)
 
@@ -287,7 +273,7 @@ def test_pips_checkers_off_and_race_flag() -> None:
     start = features(list(START_BOARD))
     assert start[US + PIPS] == pytest.approx(1.0) and start[THEM + PIPS] == pytest.approx(1.0)
     assert start[RACE] == 0.0
-    race = make_board({1: 5, 2: 4, 3: 4}, {19: 3, 24: 12})
+    race = board_from({1: 5, 2: 4, 3: 4}, {19: 3, 24: 12})
     x = features(race, on_roll=True)
     assert x[RACE] == 1.0
     assert x[US + OFF] * 15 == pytest.approx(2)

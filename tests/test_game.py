@@ -11,6 +11,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from boards import board
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -35,20 +36,6 @@ from nard_rl.engine.rules import STANDARD
 # --------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------
-
-
-def board(
-    mover: dict[int, int], opp: dict[int, int], mover_bar: int = 0, opp_bar: int = 0
-) -> tuple[int, ...]:
-    """A board from the mover's view; ``opp`` uses the mover's point numbers."""
-    b = [0] * 26
-    for p, n in mover.items():
-        b[p] = n
-    for p, n in opp.items():
-        b[p] = -n
-    b[25] = mover_bar
-    b[0] = -opp_bar
-    return tuple(b)
 
 
 class FakeClock:

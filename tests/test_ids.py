@@ -10,10 +10,12 @@ from __future__ import annotations
 import base64
 import importlib.util
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+from boards import board
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -49,14 +51,6 @@ GNUBG_RECORDS = _records("gnubg_ids.jsonl")
 
 def _flip(board: list[int] | tuple[int, ...]) -> list[int]:
     return [-board[25 - i] for i in range(26)]
-
-
-def _board(points: dict[int, int], opp_bar: int = 0, bar: int = 0) -> list[int]:
-    board = [0] * 26
-    for p, n in points.items():
-        board[p] = n
-    board[0], board[25] = -opp_bar, bar
-    return board
 
 
 # --------------------------------------------------------------------------------------
@@ -145,19 +139,19 @@ def test_start_position_id() -> None:
     ("board", "pid"),
     [
         # gnubg.positionid(((1, 0, ...), (0, ...))): the side NOT on roll comes first.
-        (_board({24: -1}), "AQAAAAAAAAAAAA"),
-        (_board({1: 1}), "AAAAAgAAAAAAAA"),
+        (board("opp: 24:1"), "AQAAAAAAAAAAAA"),
+        (board("mover: 1:1"), "AAAAAgAAAAAAAA"),
         # `set xgid c-----B-------------a----A:...` with turn 1 and with turn -1.
-        (_board({6: 2, 20: -1}, opp_bar=3, bar=1), "EAAADgwAgAAAAA"),
-        (_flip(_board({6: 2, 20: -1}, opp_bar=3, bar=1)), "YAAABAEA4AAAAA"),
+        (board("mover: 6:2 bar:1; opp: 20:1 bar:3"), "EAAADgwAgAAAAA"),
+        (_flip(board("mover: 6:2 bar:1; opp: 20:1 bar:3")), "YAAABAEA4AAAAA"),
         # gnubg after `new game` and its opening 24/23 13/8, the other side on roll.
         (_flip([0, -2, 0, 0, 0, 0, 5, 0, 4, 0, 0, 0, -5, 4, 0, 0, 0, -3, 0, -5, 0, 0, 0, 1, 1, 0]),
          "4PPgASjgc/ABMA"),
     ],
 )  # fmt: skip
-def test_known_position_ids(board: list[int], pid: str) -> None:
+def test_known_position_ids(board: Sequence[int], pid: str) -> None:
     assert encode_position_id(board) == pid
-    assert decode_position_id(pid) == board
+    assert decode_position_id(pid) == list(board)
 
 
 def test_movegen_reference_ids() -> None:
@@ -242,7 +236,7 @@ def test_bad_position_id_type() -> None:
 
 def test_encode_rejects_invalid_board() -> None:
     with pytest.raises(PositionError, match="more than 15"):
-        encode_position_id(_board({6: 16}))
+        encode_position_id(board("mover: 6:16"))
     with pytest.raises(PositionError, match="26 entries"):
         encode_position_id([0] * 25)
 
@@ -419,10 +413,10 @@ def test_xgid_start_position() -> None:
 
 def test_xgid_turn_flips_to_the_player_on_roll() -> None:
     """As gnubg reads it: with turn -1 the top player (lower case) is the mover."""
-    bottom_view = _board({6: 2, 20: -1}, opp_bar=3, bar=1)
+    bottom_view = board("mover: 6:2 bar:1; opp: 20:1 bar:3")
     up = decode_xgid("c-----B-------------a----A:2:1:1:31:4:6:1:7:10")
     down = decode_xgid("c-----B-------------a----A:2:1:-1:31:4:6:1:7:10")
-    assert list(up.board) == bottom_view and encode_position_id(up.board) == "EAAADgwAgAAAAA"
+    assert up.board == bottom_view and encode_position_id(up.board) == "EAAADgwAgAAAAA"
     assert list(down.board) == _flip(bottom_view)
     assert encode_position_id(down.board) == "YAAABAEA4AAAAA"
     assert (up.score, up.cube_owner) == ((4, 6), "mover")  # score1 and owner 1: bottom player

@@ -15,24 +15,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from boards import board
 
 from nard_rl.engine.game import Game, Match, Move, NoPlay, Phase, ResultKind
 from nard_rl.engine.matfile import export_mat
 
 GNUBG = "/usr/games/gnubg"
-
-
-def board(
-    mover: dict[int, int], opp: dict[int, int], mover_bar: int = 0, opp_bar: int = 0
-) -> list[int]:
-    b = [0] * 26
-    for p, n in mover.items():
-        b[p] = n
-    for p, n in opp.items():
-        b[p] = -n
-    b[25] = mover_bar
-    b[0] = -opp_bar
-    return b
 
 
 def test_money_game_with_double_and_drop() -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from boards import board as board_from
 from reference_movegen import (
     ALL_ROLLS,
     flip,
@@ -217,20 +218,14 @@ def test_invalid_batch_inputs_are_refused(boards, dice, message: str) -> None:
         legal_afterstates_batch(boards, dice)
 
 
-def _board_with(**points: int) -> list[int]:
-    b = list(START)
-    for k, v in points.items():
-        b[int(k[1:])] = v
-    return b
-
-
 @pytest.mark.parametrize(
     ("board", "message"),
     [
-        (_board_with(p6=40), "board 1: the mover has 50 checkers"),  # past the hash tables
-        (_board_with(p19=-15), "board 1: the opponent has 25 checkers"),
-        (_board_with(p25=-1), r"board 1: board\[25\] is the mover's bar"),
-        (_board_with(p0=2), r"board 1: board\[0\] is minus the opponent's bar"),
+        # past the hash tables
+        (board_from("start; mover: 6:40"), "board 1: the mover has 50 checkers"),
+        (board_from("start; opp: 19:15"), "board 1: the opponent has 25 checkers"),
+        (board_from("start; mover: bar:-1"), r"board 1: board\[25\] is the mover's bar"),
+        (board_from("start; opp: bar:-2"), r"board 1: board\[0\] is minus the opponent's bar"),
     ],
 )
 def test_boards_that_are_no_position_are_refused_by_name(board: list[int], message: str) -> None:
