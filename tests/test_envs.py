@@ -649,7 +649,7 @@ def test_cube_reset_validates_cube_options() -> None:
             env.reset(seed=0, options={"cube_value": bad, "cube_owner": "agent"})
     with pytest.raises(ValueError, match="crawford"):
         NardCubeEnv(match_length=5).reset(seed=0, options={"score": (4, 0), "crawford": 1})
-    _, info = env.reset(seed=0, options={"cube_value": 4, "cube_owner": "agent"})
+    env.reset(seed=0, options={"cube_value": 4, "cube_owner": "agent"})
     assert env.game.cube_value == 4 and env.game.cube_owner == 0
 
 
