@@ -57,9 +57,8 @@ def test_cubeless_equity_by_hand() -> None:
     assert float(cubeless_equity(probs, jac, cube_turned=True)) == pytest.approx(0.34)
 
 
-def test_cubeless_equity_is_the_networks_formula() -> None:
-    from nard_rl.network import cubeless_equity as torch_equity
-
+def test_cubeless_equity_reads_numpy_arrays_and_torch_tensors_alike() -> None:
+    """One formula for analysis (numpy) and training (torch tensors, gradients)."""
     rng = np.random.default_rng(0)
     s = rng.random((200, 5))
     win = s[:, 0]
@@ -75,7 +74,9 @@ def test_cubeless_equity_is_the_networks_formula() -> None:
     )
     for rules in (STANDARD, MARS, STANDARD.with_options(jacoby=True)):
         ours = cubeless_equity(probs, rules)
-        ref = torch_equity(torch.from_numpy(probs), rules).numpy()
+        ref = cubeless_equity(torch.from_numpy(probs), rules)
+        assert isinstance(ref, torch.Tensor)
+        ref = ref.numpy()
         np.testing.assert_allclose(ours, ref, atol=1e-12)
     swapped = swap_sides(probs)
     np.testing.assert_allclose(cubeless_equity(swapped), -cubeless_equity(probs), atol=1e-12)

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,14 +32,30 @@ def last_figure(out: subprocess.CompletedProcess[str], key: str) -> float:
     return float(value)
 
 
+def _line(out: subprocess.CompletedProcess[str], prefix: str) -> str:
+    return next(line for line in out.stdout.splitlines() if line.startswith(prefix))
+
+
 def test_bench_engine() -> None:
+    """The figures agree with each other: the positions asked for, and afterstates per
+    second over positions per second is the afterstates per position it reports."""
     out = run_script("bench_engine.py", "--count", "3000", "--repeat", "1")
-    assert last_figure(out, "positions_per_second") > 0
+    per_second = last_figure(out, "positions_per_second")
+    assert _line(out, "positions: ").startswith("positions: 3000 ")
+    per_position = float(_line(out, "afterstates per position: ").split()[3])
+    total = int(_line(out, "afterstates per position: ").split("total ")[1].rstrip(")"))
+    assert per_position == pytest.approx(total / 3000, abs=0.005)
+    after_rate = float(_line(out, "afterstates per second: ").split(": ")[1])
+    assert after_rate / per_second == pytest.approx(per_position, rel=1e-3)
 
 
 def test_bench_env() -> None:
+    """The figure printed last is the plies per second of the largest vector env."""
     out = run_script("bench_env.py", "--seconds", "0.2")
-    assert last_figure(out, "plies_per_second") > 0
+    vector = [line for line in out.stdout.splitlines() if line.startswith("vector env N=")]
+    assert [line.split("(")[0].split("N=")[1].strip() for line in vector] == ["1", "64", "1024"]
+    largest = float(vector[-1].split(": ")[1].split(" plies/s")[0].replace(",", ""))
+    assert last_figure(out, "plies_per_second") == largest
 
 
 def test_bench_train() -> None:
@@ -75,8 +92,19 @@ def test_train_script(tmp_path: Path) -> None:
 
 
 def test_max_plays_search() -> None:
+    """The figure is the number of distinct plays of the board and roll it names, and
+    within the proven bound the environments size their candidate lists by."""
+    from nard_rl.engine.movegen import legal_afterstates
+    from nard_rl.envs.core import MAX_CANDIDATES
+
     out = run_script("max_plays_search.py", "--steps", "3", "--chains", "2")
-    assert last_figure(out, "max_plays_found") > 0
+    found = last_figure(out, "max_plays_found")
+    best = _line(out, "best: ")
+    assert best.startswith(f"best: {int(found)} plays with ")
+    roll = best.split(" with ")[1].split()[0]
+    board = json.loads(best.split(" on board ")[1])
+    afters, _ = legal_afterstates(np.array(board, dtype=np.int8), *map(int, roll.split("-")))
+    assert afters.shape[0] == found <= MAX_CANDIDATES
 
 
 @pytest.mark.gnubg
