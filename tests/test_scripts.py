@@ -114,7 +114,15 @@ def test_make_id_reference(tmp_path: Path) -> None:
         "make_id_reference.py", "--out", str(out_file), "--boards", "3", "--matches", "2",
         "--xgids", "2",
     )  # fmt: skip
-    assert len(out_file.read_text().splitlines()) >= 7
+    from nard_rl.engine.ids import decode_position_id, encode_position_id
+
+    records = [json.loads(line) for line in out_file.read_text().splitlines()]
+    kinds = [r["kind"] for r in records]
+    assert (kinds.count("position"), kinds.count("match"), kinds.count("xgid")) == (3, 2, 2)
+    for r in records:  # gnubg's IDs are the ones the codec writes and reads
+        if r["kind"] == "position":
+            assert encode_position_id(r["board"]) == r["position_id"]
+            assert decode_position_id(r["position_id"]) == r["board"]
 
 
 @pytest.mark.slow
