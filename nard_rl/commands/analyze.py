@@ -4,7 +4,8 @@ at a ply, the luck of the rolls and each player's error rates (``nard_rl.analysi
 Files are GNU Backgammon ``.sgf`` or Jellyfish ``.mat`` (gnubg, XG and ``nard play``
 exports).  The text report goes to stdout; ``--json`` prints the analysis object instead
 (one line per file when several are given); ``--html OUT`` writes the page with the
-winning-chance chart (with several files, ``OUT``'s name gets each file's name added).
+winning-chance chart (with several files, ``OUT``'s name gets each file's name added:
+``report.html`` -> ``report_match_sgf.html``).
 """
 
 from __future__ import annotations
@@ -45,7 +46,9 @@ def _html_path(out: str, source: str, several: bool) -> Path:
     path = Path(out)
     if not several:
         return path
-    return path.with_name(f"{path.stem}_{Path(source).stem}{path.suffix or '.html'}")
+    src = Path(source)
+    tag = f"{src.stem}_{src.suffix.lstrip('.')}" if src.suffix else src.stem
+    return path.with_name(f"{path.stem}_{tag}{path.suffix or '.html'}")
 
 
 def run(args: argparse.Namespace) -> int:
