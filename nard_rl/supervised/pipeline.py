@@ -37,7 +37,6 @@ import torch
 from nard_rl.config import RulesConfig
 from nard_rl.distributed import DistContext, init_distributed, torchrun_env, weights_digest
 from nard_rl.evaluator import load_evaluator
-from nard_rl.io import atomic_write
 from nard_rl.network import NetSpec, load_network, resolve_device, save_checkpoint
 from nard_rl.runlock import RunLock, refuse_existing
 from nard_rl.supervised.dataset import load_dataset, merge_rows
@@ -130,10 +129,6 @@ def _rules(conf: dict[str, Any]) -> str:
     """The rule set's name; a plain string is accepted too (configs built in Python)."""
     rules = conf["rules"]
     return str(rules["name"] if isinstance(rules, dict) else rules)
-
-
-def _atomic_json(path: Path, obj: Any) -> None:
-    atomic_write(path, lambda fh: fh.write(json.dumps(obj, indent=2).encode()))
 
 
 def _history(ckpt: dict[str, Any]) -> list[dict[str, Any]]:
