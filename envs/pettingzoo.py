@@ -64,7 +64,7 @@ from nard_rl.engine.position import flip_board
 from nard_rl.engine.rules import RuleSet, get_rules
 from nard_rl.envs.core import DICE_FEATURES, MAX_CANDIDATES, GameBatch, dice_one_hot, observe
 from nard_rl.envs.cube_env import _frozen_clock
-from nard_rl.envs.nard_env import plays_with_moves
+from nard_rl.envs.nard_env import check_reset_position, plays_with_moves
 from nard_rl.envs.vector import observation_space
 
 __all__ = ["AGENTS", "CUBE_ACTIONS", "env", "raw_cube_env", "raw_env"]
@@ -151,11 +151,10 @@ class raw_env(AECEnv):
             agent = opts.get("agent", AGENTS[0])
             if agent not in AGENTS:
                 raise ValueError(f"options['agent'] must be one of {AGENTS}, got {agent!r}")
-            dice = opts.get("dice")
+            # validated entry by entry before any cast (no silent truncation of floats)
+            boards, dice = check_reset_position(opts["board"], opts.get("dice"))
             self.game.reset(
-                boards=np.asarray(opts["board"], dtype=np.int8).reshape(1, 26),
-                dice=None if dice is None else np.asarray(dice, dtype=np.int8).reshape(1, 2),
-                seat=np.array([AGENTS.index(agent)], dtype=np.int8),
+                boards=boards, dice=dice, seat=np.array([AGENTS.index(agent)], dtype=np.int8)
             )
         else:
             self.game.reset()

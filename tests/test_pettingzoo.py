@@ -210,3 +210,16 @@ def test_cube_random_games_pay_result_times_cube() -> None:
         assert sum(totals.values()) == 0
     with pytest.raises(ValueError, match="no doubling cube"):
         raw_cube_env(rules="mars")
+
+
+def test_reset_options_are_validated_before_any_cast() -> None:
+    from nard_rl.engine.position import PositionError
+
+    env = raw_env()
+    start = [0, -2, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, -5, 5, 0, 0, 0, -3, 0, -5, 0, 0, 0, 0, 2, 0]
+    with pytest.raises((PositionError, ValueError)):
+        env.reset(options={"board": [float(v) + 0.5 for v in start]})
+    with pytest.raises(ValueError, match="dice"):
+        env.reset(options={"board": start, "dice": [2.5, 1]})
+    env.reset(options={"board": start, "dice": [3, 1]})
+    assert env.observe(env.agent_selection)["action_mask"].sum() == 16
