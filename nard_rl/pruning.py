@@ -86,11 +86,11 @@ class Pruner:
 
 def pruner_path(rules: RuleSet | str = "standard") -> Path | None:
     """The shipped pruning net for a rule set, or None (mars has none: no pruning)."""
-    from nard_rl.net_player import default_checkpoint_path
+    from nard_rl.checkpoint_paths import shipped_dir
 
     if get_rules(rules).name != "standard":
         return None
-    path = default_checkpoint_path().parent / PRUNE_CHECKPOINT
+    path = shipped_dir() / PRUNE_CHECKPOINT
     return path if path.is_file() else None
 
 

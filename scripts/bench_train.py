@@ -35,7 +35,7 @@ from nard_rl.selfplay import SelfPlay
 def shipped_config() -> tuple[str, tuple[int, ...], str]:
     """Encoding, hidden sizes and activation of the shipped net (fallback: extended-128)."""
     try:
-        from nard_rl.net_player import default_checkpoint_path
+        from nard_rl.checkpoint_paths import default_checkpoint_path
         from nard_rl.network import load_checkpoint
 
         spec = load_checkpoint(default_checkpoint_path())["spec"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from nard_rl.net_player import default_checkpoint_path
+from nard_rl.checkpoint_paths import default_checkpoint_path
 from nard_rl.race_net import RaceConfig, train_race_net
 
 

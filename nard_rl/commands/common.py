@@ -80,7 +80,7 @@ def load_net_player(
     device: str = "cpu",
 ) -> NetworkPlayer:
     """The network player a ``--net``/``--player`` value names (``default`` or a path,
-    through ``net_player.resolve_checkpoint``); a file that is no checkpoint raises a
+    through ``checkpoint_paths.resolve_checkpoint``); a file that is no checkpoint raises a
     ``ValueError`` naming it instead of torch's own error types."""
     from nard_rl.checkpoint_paths import resolve_checkpoint
     from nard_rl.net_player import NetworkPlayer
