@@ -63,7 +63,13 @@ from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.engine.position import flip_boards
 from nard_rl.engine.rules import RuleSet, cubeless_equity, get_rules
 from nard_rl.io import atomic_write
-from nard_rl.network import atomic_torch_save, load_checkpoint
+from nard_rl.network import (
+    MAX_WIDTH,
+    CheckpointError,
+    atomic_torch_save,
+    load_checkpoint,
+    load_state_checked,
+)
 
 __all__ = [
     "RaceConfig",
@@ -269,8 +275,13 @@ def load_race_net(
             f"{'follows' if trained.waste_rule else 'ignores'} the pip-waste rule (R29); "
             f"it cannot answer races under {rs.name!r}"
         )
-    net = RaceNet(int(spec["hidden"]))
-    net.load_state_dict(ckpt["model"])
+    hidden = spec.get("hidden")
+    if isinstance(hidden, bool) or not isinstance(hidden, int) or not 1 <= hidden <= MAX_WIDTH:
+        raise CheckpointError(
+            f"{path}: race net hidden width must be 1..{MAX_WIDTH}, got {hidden!r}"
+        )
+    # the weights' shapes are checked on the meta device before anything is allocated
+    net = load_state_checked(path, lambda: RaceNet(hidden), ckpt["model"])
     db = bearoff or get_bearoff_database(rs.waste_rule)
     return RaceEvaluator(net, db, rules=rs, name=Path(path).stem, step=int(ckpt["step"]))
 

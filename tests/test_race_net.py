@@ -272,3 +272,20 @@ def test_the_shipped_race_net_agrees_with_rollouts_on_average() -> None:
     bias = full.probabilities(pos).mean(axis=0) - truth.mean(axis=0)
     assert np.abs(bias[[0, 1, 3]]).max() < 0.01, bias
     assert np.abs(bias[[2, 4]]).max() < 0.003, bias
+
+
+def test_race_checkpoint_of_huge_declared_size_is_refused_before_allocation(tmp_path) -> None:
+    import torch
+
+    from nard_rl.evaluator import race_checkpoint_path
+    from nard_rl.network import CheckpointError, load_checkpoint
+
+    ckpt = load_checkpoint(race_checkpoint_path("standard"))
+    huge = {**ckpt, "spec": {**ckpt["spec"], "hidden": 10**9}}
+    torch.save(huge, tmp_path / "huge.pt")
+    with pytest.raises(CheckpointError, match="hidden width"):
+        load_race_net(tmp_path / "huge.pt")
+    wrong = {**ckpt, "spec": {**ckpt["spec"], "hidden": 17}}
+    torch.save(wrong, tmp_path / "wrong.pt")
+    with pytest.raises(CheckpointError):
+        load_race_net(tmp_path / "wrong.pt")
