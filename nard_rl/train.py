@@ -36,7 +36,14 @@ from nard_rl.distributed import (
 from nard_rl.encoding import get_encoding
 from nard_rl.engine.rules import get_rules
 from nard_rl.evaluation import play_match
-from nard_rl.network import NetSpec, load_checkpoint, save_checkpoint
+from nard_rl.network import (
+    CheckpointError,
+    NetSpec,
+    check_state_dict,
+    checkpoint_spec,
+    load_checkpoint,
+    save_checkpoint,
+)
 from nard_rl.progress import progress_bar
 from nard_rl.runlock import RunLock, refuse_existing
 from nard_rl.selfplay import SelfPlay
@@ -76,9 +83,10 @@ def _init_weights(net: torch.nn.Module, spec: NetSpec, init: str, verbose: bool)
 
     path = resolve_checkpoint(init, spec.rules)  # default: the rule set's own shipped net
     ckpt = load_checkpoint(path, map_location="cpu")
-    other = NetSpec.from_dict(ckpt["spec"])
+    other = checkpoint_spec(path, ckpt)
     if replace(other, rules=spec.rules) != spec:
-        raise ValueError(f"init={init}: {path} is a different network ({ckpt['spec']})")
+        raise CheckpointError(f"init={init}: {path} is a different network ({ckpt['spec']})")
+    check_state_dict(path, spec.build, ckpt["model"])
     net.load_state_dict(ckpt["model"])
     if verbose:
         _say(f"initial weights from {path} ({other.rules} rules, {int(ckpt['games']):,} games)")
@@ -168,16 +176,26 @@ def _train(c: TrainConfig, run: Path, ctx: DistContext) -> Path:
                 _say(f"resume=auto: no checkpoint in {ckpt_dir} yet, starting fresh")
         else:
             ckpt = load_checkpoint(path, map_location="cpu")  # states go where they belong
-            if NetSpec.from_dict(ckpt["spec"]) != spec:
-                raise ValueError(f"{path} has a different network spec: {ckpt['spec']}")
+            if checkpoint_spec(path, ckpt) != spec:
+                raise CheckpointError(f"{path} has a different network spec: {ckpt['spec']}")
+            # shapes checked before loading: a file whose weights and spec disagree is a
+            # one-line error, not a traceback from deep inside torch
+            check_state_dict(path, spec.build, ckpt["model"])
             net.load_state_dict(ckpt["model"])
-            if "optimizer" in ckpt:
-                opt.load_state_dict(ckpt["optimizer"])
-            games_done = int(ckpt["games"])
-            step = int(ckpt["step"])
-            extra = ckpt.get("extra", {})
-            history = list(extra.get("history", [{"from_games": 0, "config": ckpt["config"]}]))
-            rng = restore_rngs(extra, ctx, seed, games_done)
+            try:
+                if "optimizer" in ckpt:
+                    opt.load_state_dict(ckpt["optimizer"])
+                games_done = int(ckpt["games"])
+                step = int(ckpt["step"])
+                extra = ckpt.get("extra", {})
+                history = list(
+                    extra.get("history", [{"from_games": 0, "config": ckpt.get("config", {})}])
+                )
+                rng = restore_rngs(extra, ctx, seed, games_done)
+            except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+                raise CheckpointError(
+                    f"{path}: its optimizer, counters or random states do not load: {exc}"
+                ) from None
             if ctx.is_main:
                 _say(f"resumed from {path} at {games_done:,} games")
     if c.init and games_done == 0:

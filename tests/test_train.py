@@ -328,3 +328,26 @@ def test_a_second_trainer_on_a_run_in_use_refuses_and_a_killed_ones_lock_is_take
     cfg.model.hidden = [8]
     assert load_checkpoint(train(cfg))["games"] >= games + 20
     assert not (run / "run.lock").exists()
+
+
+def test_resume_from_a_checkpoint_whose_weights_do_not_fit_is_a_clear_error(
+    tmp_path: Path,
+) -> None:
+    from nard_rl.network import CheckpointError
+
+    last = train(_smoke_cfg(tmp_path, 40, final_eval_games=0))
+    ckpt = torch.load(last, weights_only=True)
+    ckpt["model"]["body.0.weight"] = torch.zeros(3, 3)  # the spec still says 16 x 225
+    torch.save(ckpt, last)
+    cfg = _smoke_cfg(tmp_path, 80, final_eval_games=0)
+    cfg.resume = "auto"
+    with pytest.raises(CheckpointError, match="do not fit"):
+        train(cfg)
+    ckpt = torch.load(last, weights_only=True)
+    ckpt["model"] = load_checkpoint(train(_smoke_cfg(tmp_path / "b", 40, final_eval_games=0)))[
+        "model"
+    ]
+    ckpt["optimizer"] = {"state": "nonsense"}
+    torch.save(ckpt, last)
+    with pytest.raises(CheckpointError, match="optimizer"):
+        train(cfg)
