@@ -55,7 +55,7 @@ def test_bench_env() -> None:
     vector = [line for line in out.stdout.splitlines() if line.startswith("vector env N=")]
     assert [line.split("(")[0].split("N=")[1].strip() for line in vector] == ["1", "64", "1024"]
     largest = float(vector[-1].split(": ")[1].split(" plies/s")[0].replace(",", ""))
-    assert last_figure(out, "plies_per_second") == largest
+    assert last_figure(out, "plies_per_second") == pytest.approx(largest, abs=1)  # rounding
 
 
 def test_bench_train() -> None:
