@@ -278,6 +278,7 @@ def test_training_can_start_a_mars_net_from_a_standard_one(tmp_path: Path) -> No
         assert torch.allclose(mars["model"][k], standard["model"][k], rtol=0, atol=1e-9), k
     assert mars["extra"]["history"][0]["config"]["init"] == cfg.init
     cfg.model.hidden = [8]
+    cfg.name = "other"  # a fresh run: the existing one refuses a restart (run lock)
     with pytest.raises(ValueError, match="different network"):
         train(cfg)
 
