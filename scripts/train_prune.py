@@ -17,7 +17,8 @@ import torch
 
 from nard_rl.evaluator import load_evaluator
 from nard_rl.network import save_checkpoint
-from nard_rl.pruning import Pruner, distill_rows, survival, train_pruner
+from nard_rl.pruning import Pruner
+from nard_rl.supervised.prune_fit import distill_rows, survival, train_pruner
 
 
 def main(argv: list[str] | None = None) -> int:
