@@ -18,14 +18,20 @@ TEMP_SUFFIX = ".tmp"
 
 
 def pid_alive(pid: int) -> bool:
-    """Whether process ``pid`` exists on this host (another user's counts as alive)."""
+    """Whether process ``pid`` runs on this host (another user's counts as alive; a zombie,
+    killed but not yet reaped by its parent, does not: it will never write again)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no /proc (not Linux): existence is all that can be told
+    # the state follows the parenthesised command name, which may itself hold spaces
+    return stat[stat.rfind(")") + 2 : stat.rfind(")") + 3] not in ("Z", "X")
 
 
 def _temp_name(path: Path) -> Path:

@@ -265,12 +265,17 @@ def _kill_tree(pid: int) -> None:
     """SIGKILL the launcher and its ranks at once, as a crash or a preempted node would
     (torchrun starts each rank in its own session, so killing its group is not enough)."""
     victims = [pid]
-    for p in victims:
+    for p in victims:  # every descendant, the children of every thread of each
         try:
-            with open(f"/proc/{p}/task/{p}/children") as fh:
-                victims += [int(c) for c in fh.read().split()]
+            tasks = os.listdir(f"/proc/{p}/task")
         except OSError:
-            pass
+            continue
+        for t in tasks:
+            try:
+                with open(f"/proc/{p}/task/{t}/children") as fh:
+                    victims += [int(c) for c in fh.read().split() if int(c) not in victims]
+            except OSError:
+                pass
     for p in reversed(victims):
         with contextlib.suppress(ProcessLookupError):
             os.kill(p, signal.SIGKILL)

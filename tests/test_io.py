@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import stat
 from pathlib import Path
 
@@ -125,3 +126,25 @@ def test_create_new_makes_a_complete_file_once(
     assert [p.name for p in tmp_path.iterdir()] == ["run.lock"]
     io_mod.atomic_write(tmp_path / "x", lambda fh: fh.write(b"x"))  # the fallback path too
     assert (tmp_path / "x").read_bytes() == b"x"
+
+
+def test_a_zombie_is_not_alive() -> None:
+    """A killed process its parent has not reaped yet (an orphaned rank whose launcher was
+    killed, under an init that does not reap) holds no lock: it will never write again."""
+    import subprocess
+    import sys
+    import time
+
+    from nard_rl.io import pid_alive
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        with open(f"/proc/{child.pid}/stat") as fh:
+            if fh.read().split(")")[-1].split()[0] == "Z":
+                break
+        time.sleep(0.05)
+    assert not pid_alive(child.pid)  # exited, not yet reaped: a zombie
+    assert pid_alive(os.getpid())
+    child.wait()
+    assert not pid_alive(child.pid)
