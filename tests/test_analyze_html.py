@@ -9,10 +9,6 @@ Skipped (with the reason) only where Chromium or its driver is not installed.
 from __future__ import annotations
 
 import io
-import os
-import shutil
-import socket
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -20,44 +16,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from browser import chromium, free_port, needs_browser
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 DATA = Path(__file__).parent / "data" / "records"
 
-pytestmark = pytest.mark.skipif(
-    not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()),
-    reason=f"headless browser test needs {CHROMIUM} and chromedriver",
-)
+pytestmark = needs_browser
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    profile = tempfile.mkdtemp(prefix="nard-chromium-")
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = CHROMIUM
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--no-first-run",
-        "--disable-sync",
-        "--window-size=1300,1400",
-        f"--user-data-dir={profile}",
-    ):
-        opts.add_argument(flag)
-    os.environ.setdefault("SE_OFFLINE", "true")  # never let Selenium fetch a driver
-    driver = webdriver.Chrome(options=opts, service=Service(CHROMEDRIVER))
-    try:
+    with chromium(window="1300,1400") as driver:
         yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 def wait(driver: object, predicate: Callable[[object], object], timeout: float = 120.0) -> object:
@@ -108,19 +77,13 @@ def test_html_report_in_chromium(browser: object, tmp_path: Path) -> None:
     (tmp_path / "report.png").write_bytes(d.get_screenshot_as_png())  # type: ignore[attr-defined]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
     import uvicorn
 
     from nard_rl.server.app import create_app
 
-    port = _free_port()
+    port = free_port()
     config = uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning")
     srv = uvicorn.Server(config)
     thread = threading.Thread(target=srv.run, daemon=True)

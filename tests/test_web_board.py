@@ -14,10 +14,6 @@ from __future__ import annotations
 import itertools
 import os
 import re
-import shutil
-import socket
-import subprocess
-import sys
 import tempfile
 import time
 import urllib.request
@@ -25,80 +21,23 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+from browser import chromium, nard_serve, needs_browser
 
 SHOTS = Path(os.environ.get("NARD_WEB_SHOTS") or Path(tempfile.gettempdir()) / "nard-web-shots")
 
-pytestmark = pytest.mark.skipif(
-    not (Path(CHROMIUM).exists() and Path(CHROMEDRIVER).exists()),
-    reason=f"headless browser test needs {CHROMIUM} and chromedriver (apt-get install chromium "
-    "chromium-driver)",
-)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+pytestmark = needs_browser
 
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "nard_rl", "serve", "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        end = time.monotonic() + 180
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > end:
-                    err = proc.stderr.read().decode() if proc.stderr else ""
-                    raise RuntimeError(f"nard serve did not start: {err[-2000:]}") from None
-                time.sleep(0.5)
+    with nard_serve() as url:
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    profile = tempfile.mkdtemp(prefix="nard-chromium-")
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = CHROMIUM
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--no-first-run",
-        "--disable-sync",
-        "--window-size=1400,1000",
-        f"--user-data-dir={profile}",
-    ):
-        opts.add_argument(flag)
-    os.environ.setdefault("SE_OFFLINE", "true")  # never let Selenium fetch a driver
-    driver = webdriver.Chrome(options=opts, service=Service(CHROMEDRIVER))
-    driver.set_script_timeout(60)
-    try:
+    with chromium() as driver:
         yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 def wait(driver: object, predicate: Callable[[object], object], timeout: float = 120.0) -> object:

@@ -51,16 +51,13 @@ from nard_rl.engine.game import (
     Drop,
     Event,
     Game,
+    GameOver,
     Move,
     NoPlay,
     OpeningRoll,
     Phase,
-    Resign,
-    ResignationAccepted,
-    ResignationDeclined,
     Roll,
     Take,
-    TimeOut,
 )
 from nard_rl.engine.ids import MatchInfo, encode_match_id
 from nard_rl.engine.movegen import legal_afterstates_batch
@@ -215,24 +212,8 @@ def _states(game: Game) -> list[_Point]:
                 plays,
             )
         )
-        if isinstance(event, (OpeningRoll, Roll)):
-            g.roll(event.dice)
-        elif isinstance(event, Move):
-            g.play(event.board)
-        elif isinstance(event, Double):
-            g.double()
-        elif isinstance(event, Take):
-            g.take()
-        elif isinstance(event, Drop):
-            g.drop()
-        elif isinstance(event, Resign):
-            g.resign(event.kind, event.player)
-        elif isinstance(event, ResignationAccepted):
-            g.accept_resignation()
-        elif isinstance(event, ResignationDeclined):
-            g.decline_resignation()
-        elif isinstance(event, TimeOut):
-            g._time_out(event.player)
+        if not isinstance(event, GameOver):
+            g.apply(event)
     return out
 
 

@@ -726,27 +726,33 @@ class Game:
         result differs from the one the rules give."""
         game = cls(**kwargs)  # type: ignore[arg-type]
         for event in events:
-            if isinstance(event, (OpeningRoll, Roll)):
-                game.roll(event.dice)
-            elif isinstance(event, Move):
-                game.play(event.board)
-            elif isinstance(event, Double):
-                game.double()
-            elif isinstance(event, Take):
-                game.take()
-            elif isinstance(event, Drop):
-                game.drop()
-            elif isinstance(event, Resign):
-                game.resign(event.kind, event.player)
-            elif isinstance(event, ResignationAccepted):
-                game.accept_resignation()
-            elif isinstance(event, ResignationDeclined):
-                game.decline_resignation()
-            elif isinstance(event, TimeOut):
-                game._time_out(event.player)
-            elif isinstance(event, GameOver) and game.result != event.result:
-                raise ValueError(f"replayed result {game.result} differs from {event.result}")
+            game.apply(event)
         return game
+
+    def apply(self, event: Event) -> None:
+        """Feed one recorded event (a roll, a play, a cube action, a resignation, a
+        time-out) to this game, as the player who made it did; a ``GameOver`` checks the
+        result instead.  Raises ``IllegalActionError`` where the rules forbid it."""
+        if isinstance(event, (OpeningRoll, Roll)):
+            self.roll(event.dice)
+        elif isinstance(event, Move):
+            self.play(event.board)
+        elif isinstance(event, Double):
+            self.double()
+        elif isinstance(event, Take):
+            self.take()
+        elif isinstance(event, Drop):
+            self.drop()
+        elif isinstance(event, Resign):
+            self.resign(event.kind, event.player)
+        elif isinstance(event, ResignationAccepted):
+            self.accept_resignation()
+        elif isinstance(event, ResignationDeclined):
+            self.decline_resignation()
+        elif isinstance(event, TimeOut):
+            self._time_out(event.player)
+        elif isinstance(event, GameOver) and self.result != event.result:
+            raise ValueError(f"replayed result {self.result} differs from {event.result}")
 
 
 def result_name(result: GameResult, rules: RuleSet) -> str:
