@@ -199,19 +199,24 @@ def deposit(
         part = folder / f"part_{int(meta['shard']):05d}.npz"
         if part.exists():
             continue
-        compact = {
-            "boards": data["boards"].astype(np.int8),
-            "probs": _quantise(data["probs"]),
-            "probs0": _quantise(data["probs0"]),
-            "decision": data["decision"].astype(np.int32),
-            "rank0": data["rank0"].astype(np.int8),
-            "disagree": data["disagree"].astype(bool),
-        }
-        pmeta = json.dumps({"format": FORMAT, "source": src.name, **meta})
-        atomic_write(part, lambda fh, c=compact, m=pmeta: np.savez_compressed(fh, meta=m, **c))
+        _write_part(part, data, {"format": FORMAT, "source": src.name, **meta})
     if not meta_path.exists():
         atomic_write(meta_path, lambda fh: fh.write(json.dumps(src.to_dict(), indent=2).encode()))
     return folder
+
+
+def _write_part(path: Path, data: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
+    """One part, compact (the module doc's format), written atomically."""
+    compact = {
+        "boards": np.asarray(data["boards"], dtype=np.int8),
+        "probs": _quantise(np.asarray(data["probs"])),
+        "probs0": _quantise(np.asarray(data["probs0"])),
+        "decision": np.asarray(data["decision"]).astype(np.int32),
+        "rank0": np.asarray(data["rank0"]).astype(np.int8),
+        "disagree": np.asarray(data["disagree"]).astype(bool),
+    }
+    text = json.dumps(meta)
+    atomic_write(path, lambda fh: np.savez_compressed(fh, meta=text, **compact))
 
 
 def _read_part(path: Path) -> dict[str, np.ndarray]:
@@ -353,18 +358,13 @@ def relabel(
         best = segment_argmax(cubeless_equity(probs, evaluator.rules), seg)
         first0 = np.array([np.argmin(data["rank0"][a:b]) for a, b in itertools.pairwise(seg)])
         disagree = np.repeat(best != first0, np.diff(seg))
-        compact = {
-            "boards": boards,
-            "probs": _quantise(probs),
-            "probs0": _quantise(data["probs0"]),
-            "decision": dec.astype(np.int32),
-            "rank0": data["rank0"],
-            "disagree": disagree.astype(bool),
-        }
         with np.load(path, allow_pickle=False) as z:
             pmeta = json.loads(str(z["meta"]))
-        pmeta = json.dumps({**pmeta, "source": src.name, "label": label})
-        atomic_write(target, lambda fh, c=compact, m=pmeta: np.savez_compressed(fh, meta=m, **c))
+        _write_part(
+            target,
+            {**data, "probs": probs, "disagree": disagree},
+            {**pmeta, "source": src.name, "label": label},
+        )
         bar.update(1)
     bar.close()
     if not (folder / "SOURCE.json").exists():
