@@ -18,9 +18,7 @@ from nard_rl.engine.game import (
     Match,
     Move,
     NoPlay,
-    OpeningRoll,
     Phase,
-    Roll,
     Take,
 )
 from nard_rl.engine.matfile import export_mat
@@ -240,18 +238,6 @@ def test_fresh_gnubg_matches_replay(tmp_path: Path, seed: int, noise: tuple[floa
                 moves[e.player] += 1
             if isinstance(e, Move):
                 unforced[e.player] += len(probe.legal_plays()) > 1
-            _feed(probe, e)
+            probe.apply(e)
     assert moves == [ref[0]["moves"], ref[1]["moves"]]
     assert unforced == [ref[0]["unforced"], ref[1]["unforced"]]
-
-
-def _feed(game: Game, event: object) -> None:
-    """Play one recorded event on ``game`` (up to the last move: the end is not needed)."""
-    if isinstance(event, (OpeningRoll, Roll)):
-        game.roll(event.dice)
-    elif isinstance(event, Move):
-        game.play(event.board)
-    elif isinstance(event, Double):
-        game.double()
-    elif isinstance(event, Take):
-        game.take()
