@@ -27,13 +27,13 @@ from math import comb
 import numpy as np
 from numba import njit
 
-from nard_rl.encoding import Encoding
 from nard_rl.engine.batch import (  # noqa: F401  (the stepper's names, re-exported)
     GameBatch,
     InvalidAction,
     StepOutcome,
     gather_slices,
 )
+from nard_rl.nets.encoding import Encoding
 
 MAX_CANDIDATES = comb(18, 4)
 """Capacity of a candidate list: the proven bound on distinct plays (module docstring)."""

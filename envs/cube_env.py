@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from nard_rl.cube import (
+from nard_rl.cube.met import MatchScore
+from nard_rl.cube.model import (
     DOUBLE_PASS,
     DOUBLE_TAKE,
     CubeDecision,
@@ -36,11 +37,10 @@ from nard_rl.envs.nard_env import (
     plays_with_moves,
 )
 from nard_rl.envs.vector import resolve_opponent
-from nard_rl.met import MatchScore
 from nard_rl.players import Player, make_player
 
 if TYPE_CHECKING:
-    from nard_rl.net_player import NetworkPlayer
+    from nard_rl.players.net import NetworkPlayer
 
 CubePhase = Literal["cube", "take", "move", "over"]
 
@@ -159,13 +159,13 @@ class NardCubeEnv(NardEnv):
       *never double, always take*.  A checkpoint path, ``"default"`` or a
       ``NetworkPlayer`` names a network for the cube decisions of any opponent.  A network
       decides with the shared cube advisor (``NetworkPlayer.cube_advisor``, the
-      ``nard_rl.cubeful.CubeAdvisor`` of ``nard play`` and the server: 1-ply pre-roll
-      probabilities, close decisions at 2-ply, through ``nard_rl.cube.cube_decision``,
+      ``nard_rl.cube.cubeful.CubeAdvisor`` of ``nard play`` and the server: 1-ply pre-roll
+      probabilities, close decisions at 2-ply, through ``nard_rl.cube.model.cube_decision``,
       Janowski's model with the position's cube efficiency and the match equity table in
       match play): it doubles on "double/take" and "double/pass", plays on when "too
-      good" or "no double", and takes when ``nard_rl.cube.take_decision`` says the take
+      good" or "no double", and takes when ``nard_rl.cube.model.take_decision`` says the take
       is right (judged from the doubler's side).  A network opponent also plays its
-      rolls for the score (``nard_rl.cube.score_utility``: money equity, or
+      rolls for the score (``nard_rl.cube.model.score_utility``: money equity, or
       match-winning chances).  Not
       allowed in self-play, where the agent makes every cube decision.
     * ``crawford``: in match play, whether the game is the Crawford game (R34).  None
@@ -553,7 +553,7 @@ class NardCubeEnv(NardEnv):
 def _as_network(player: Player | None) -> NetworkPlayer | None:
     """``player`` if it is a network player (the module is imported only when one exists,
     so environments with benchmark opponents never load torch)."""
-    module = sys.modules.get("nard_rl.net_player")
+    module = sys.modules.get("nard_rl.players.net")
     if module is not None and isinstance(player, module.NetworkPlayer):
         return player
     return None

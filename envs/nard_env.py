@@ -11,12 +11,12 @@ from typing import Any, ClassVar
 import gymnasium as gym
 import numpy as np
 
-from nard_rl.encoding import Encoding, get_encoding
 from nard_rl.engine.movegen import legal_afterstates
 from nard_rl.engine.position import validate_board
 from nard_rl.engine.rules import RuleSet, get_rules
 from nard_rl.envs.core import MAX_CANDIDATES, GameBatch, InvalidAction, StepOutcome, observe
 from nard_rl.envs.vector import observation_space, resolve_opponent
+from nard_rl.nets.encoding import Encoding, get_encoding
 from nard_rl.players import Player
 
 
@@ -37,7 +37,7 @@ class NardEnv(gym.Env):
 
     ``Box(0, 7.5, (F + 12,), float32)``: the position from the view of the side to move,
     encoded by the chosen encoding (``tesauro198``: F = 198, ``extended``: F = 225; see
-    ``nard_rl.encoding``) in the project's one pre-roll convention,
+    ``nard_rl.nets.encoding``) in the project's one pre-roll convention,
     ``Encoding.encode_pre_roll``: as the opponent's afterstate, the inputs a self-play
     net is trained on (so its output for the observation is from the opponent's view,
     ``nard_rl.engine.rules.swap_sides`` turns it round), then the dice as two one-hot(6)

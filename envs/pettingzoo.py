@@ -57,7 +57,6 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from nard_rl.encoding import get_encoding
 from nard_rl.engine.ascii import render_board
 from nard_rl.engine.game import Game, Phase
 from nard_rl.engine.position import flip_board
@@ -66,6 +65,7 @@ from nard_rl.envs.core import DICE_FEATURES, MAX_CANDIDATES, GameBatch, dice_one
 from nard_rl.envs.cube_env import _frozen_clock
 from nard_rl.envs.nard_env import check_reset_position, plays_with_moves
 from nard_rl.envs.vector import observation_space
+from nard_rl.nets.encoding import get_encoding
 
 __all__ = ["AGENTS", "CUBE_ACTIONS", "env", "raw_cube_env", "raw_env"]
 

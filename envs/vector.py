@@ -18,7 +18,6 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from nard_rl.encoding import Encoding, get_encoding
 from nard_rl.engine.batch import segment_argmax
 from nard_rl.engine.rules import RuleSet, get_rules
 from nard_rl.envs.core import (
@@ -28,6 +27,7 @@ from nard_rl.envs.core import (
     InvalidAction,
     observe,
 )
+from nard_rl.nets.encoding import Encoding, get_encoding
 from nard_rl.players import Player, make_player
 
 __all__ = ["NardVectorEnv", "observation_space", "resolve_opponent", "segment_argmax"]

@@ -7,7 +7,7 @@ Run (about 10 minutes on a 2-core CPU, then a short evaluation)::
 
 It trains on the project's vector environment (``nard_rl.envs.vector.NardVectorEnv``, N
 games stepped together against ``--opponent``) and ends by playing duplicate-dice
-matches against ``random`` and ``pubeval`` with the same ``nard_rl.evaluation.play_match``
+matches against ``random`` and ``pubeval`` with the same ``nard_rl.arena.matches.play_match``
 ``nard train`` reports, printing the points per game.
 
 **Why the actor scores afterstates.**  Nard's action space is ``Discrete(3060)``: index
@@ -36,9 +36,9 @@ import torch
 from torch import nn
 from torch.utils.tensorboard import SummaryWriter
 
+from nard_rl.arena.matches import play_match
 from nard_rl.engine.batch import gather_slices, segment_argmax
 from nard_rl.envs.vector import NardVectorEnv
-from nard_rl.evaluation import play_match
 from nard_rl.players.base import Player, make_player
 
 TAG = "ppo_masked"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import torch
 
-from nard_rl.network import load_network, save_checkpoint
+from nard_rl.nets.network import load_network, save_checkpoint
 
 
 def average(paths: list[Path], out: Path) -> None:

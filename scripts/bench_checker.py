@@ -32,7 +32,7 @@ import numpy as np
 
 from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.players import make_player
-from nard_rl.progress import progress_bar
+from nard_rl.util.progress import progress_bar
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "checker_gnubg_public.jsonl.gz"
 KINDS = ("contact", "race", "bearoff")

@@ -1,4 +1,4 @@
-"""Agreement of ``nard_rl.cube`` with GNU Backgammon's cube decisions.
+"""Agreement of ``nard_rl.cube.model`` with GNU Backgammon's cube decisions.
 
 Reads ``tests/data/cube_gnubg_public.jsonl`` (3,000 pre-roll positions with gnubg 1.07's
 2-ply probabilities, its cube decision, the receiver's right answer and its cubeful
@@ -19,7 +19,7 @@ decision boundary) are where the two differ.
 
 With ``--net SPEC`` the probabilities are the net's own instead (``default`` or a
 checkpoint), read before the roll at ``--ply`` (0, 1, 2; ``nard cube`` uses 1) through
-``nard_rl.cubeful.CubeAdvisor``, the same path as ``nard cube --jsonl``.  Then the figure
+``nard_rl.cube.cubeful.CubeAdvisor``, the same path as ``nard cube --jsonl``.  Then the figure
 that matters is printed too: the **mean equity lost per decision** in millipoints, judged
 by gnubg's 2-ply cubeful equities (``equity_lost``): the doubler's loss (optimal minus the
 equity of the action taken, a double answered correctly being worth min(DT, DP)) plus the
@@ -42,7 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from nard_rl.cube import (
+from nard_rl.cube.met import MatchEquityTable, MatchScore
+from nard_rl.cube.model import (
     DECISIONS,
     PROB_NAMES,
     CubeDecision,
@@ -50,7 +51,6 @@ from nard_rl.cube import (
     cube_decision,
     cube_efficiency,
 )
-from nard_rl.met import MatchEquityTable, MatchScore
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "cube_gnubg_public.jsonl"
@@ -161,8 +161,8 @@ def net_probabilities(
     """The net's pre-roll probabilities of every record through ``CubeAdvisor`` at
     ``ply`` (close decisions one ply deeper when ``refine`` > 0, and rolled out with
     ``rollout`` games each), the seconds that took and the fraction of records refined."""
-    from nard_rl.cubeful import CubeAdvisor
-    from nard_rl.evaluator import load_evaluator
+    from nard_rl.cube.cubeful import CubeAdvisor
+    from nard_rl.nets.evaluator import load_evaluator
 
     advisor = CubeAdvisor(
         load_evaluator(net), ply=ply, refine_margin=refine, rollout_trials=rollout

@@ -32,10 +32,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from nard_rl.encoding import ENCODINGS, Encoding
 from nard_rl.engine.classify import race_flags
 from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.engine.position import START_BOARD, flip_boards
+from nard_rl.nets.encoding import ENCODINGS, Encoding
 
 
 def afterstate_mix(count: int, seed: int, games: int = 512, burn_in: int = 200) -> np.ndarray:

@@ -2,7 +2,7 @@
 
 Both players search ``--ply`` deep over the same default evaluator; one ranks each roll's
 replies with the shipped pruning net and scores only its best ``--keep`` in full
-(``nard_rl.pruning``), the other scores every reply.  Duplicate dice, so the games are the
+(``nard_rl.nets.pruning``), the other scores every reply.  Duplicate dice, so the games are the
 same until the two first choose differently, and the interval is tight for the games.
 
     python scripts/bench_prune.py --ply 1 --games 4000 --seed 7
@@ -14,7 +14,7 @@ import argparse
 import multiprocessing as mp
 import time
 
-from nard_rl.progress import progress_bar
+from nard_rl.util.progress import progress_bar
 
 BLOCK = 50
 """Pairs a worker plays at a time (``play_pairs`` blocks start on multiples of it)."""
@@ -24,9 +24,9 @@ def _block(args: tuple[int, int, int, int, int | None]) -> object:
     ply, seed, pairs_lo, pairs_hi, keep = args
     import torch
 
-    from nard_rl.evaluation import play_pairs
-    from nard_rl.evaluator import load_evaluator
-    from nard_rl.search import Search, SearchPlayer
+    from nard_rl.arena.matches import play_pairs
+    from nard_rl.nets.evaluator import load_evaluator
+    from nard_rl.search.nply import Search, SearchPlayer
 
     torch.set_num_threads(1)
     ev = load_evaluator("default")
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("need --games >= 2, --workers >= 1 and --ply in 1..3")
     import numpy as np
 
-    from nard_rl.evaluation import match_result
+    from nard_rl.arena.matches import match_result
 
     pairs = (args.games + 1) // 2
     jobs = [

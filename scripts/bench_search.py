@@ -7,7 +7,7 @@ choice (at least two legal plays, none of them bearing off the last checker, whi
 engines play without evaluating).  For each ply both engines choose a play for the same
 positions:
 
-* ``nard``: ``nard_rl.search.SearchPlayer`` over ``load_evaluator(--net)`` with the
+* ``nard``: ``nard_rl.search.nply.SearchPlayer`` over ``load_evaluator(--net)`` with the
   default move filter, one torch thread, the cache emptied before each timed run (so
   only what one run finds again is reused);
 * ``gnubg``: ``GnubgPlayer`` at the same ply (gnubg's own numbering is the same: 0-ply is
@@ -145,9 +145,9 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from nard_rl.evaluator import load_evaluator
+    from nard_rl.nets.evaluator import load_evaluator
     from nard_rl.players.gnubg_player import GnubgPlayer, gnubg_available
-    from nard_rl.search import Search, SearchPlayer
+    from nard_rl.search.nply import Search, SearchPlayer
 
     torch.set_num_threads(1)
     boards, dice = load_positions(args.data, max(args.positions, args.deep), args.kind)

@@ -1,6 +1,6 @@
 """Self-play training throughput: finished games per second, TD update included.
 
-Measures the real training step (``nard_rl.selfplay.SelfPlay.step``: movegen, encoding,
+Measures the real training step (``nard_rl.training.selfplay.SelfPlay.step``: movegen, encoding,
 one forward pass over every candidate, segment argmax, one TD gradient step) for
 Tesauro's 198-input net with 80 hidden units and for the shipped net's configuration.
 
@@ -25,18 +25,18 @@ import time
 import numpy as np
 import torch
 
-from nard_rl.distributed import DistContext, free_port, init_distributed, local_rank_env
-from nard_rl.encoding import get_encoding
 from nard_rl.engine.rules import get_rules
-from nard_rl.network import NetSpec
-from nard_rl.selfplay import SelfPlay
+from nard_rl.nets.encoding import get_encoding
+from nard_rl.nets.network import NetSpec
+from nard_rl.training.distributed import DistContext, free_port, init_distributed, local_rank_env
+from nard_rl.training.selfplay import SelfPlay
 
 
 def shipped_config() -> tuple[str, tuple[int, ...], str]:
     """Encoding, hidden sizes and activation of the shipped net (fallback: extended-128)."""
     try:
-        from nard_rl.checkpoint_paths import default_checkpoint_path
-        from nard_rl.network import load_checkpoint
+        from nard_rl.nets.network import load_checkpoint
+        from nard_rl.nets.paths import default_checkpoint_path
 
         spec = load_checkpoint(default_checkpoint_path())["spec"]
         return spec["encoding"], tuple(spec["hidden"]), spec["activation"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from nard_rl.network import load_network, save_checkpoint
+from nard_rl.nets.network import load_network, save_checkpoint
 
 
 def export(src: Path, dst: Path, note: str | None = None) -> None:

@@ -1,12 +1,12 @@
 """Fit the cube efficiency per position class from self-play money games with the cube.
 
-Janowski's model values a position ``x * live + (1 - x) * dead`` (``nard_rl.cube``); the
+Janowski's model values a position ``x * live + (1 - x) * dead`` (``nard_rl.cube.model``); the
 efficiency ``x`` says how much of the live cube's value play actually collects, and the
 shipped constants (0.68 with contact; 0.55 + 0.00125 * pips in races) are folklore.  This
 script learns them from the bot's own games instead:
 
 1. the net plays ``--games`` money games against itself with the cube (both sides using the
-   current cube model at ``--cube-ply``, duplicate dice, ``nard_rl.cubegames``), and every
+   current cube model at ``--cube-ply``, duplicate dice, ``nard_rl.arena.cubegames``), and every
    pre-roll decision of a side with cube access is recorded with how that game ended, in
    units of the cube at that moment;
 2. where the side did not double, the game's result is an unbiased sample of the
@@ -17,7 +17,7 @@ script learns them from the bot's own games instead:
    error clustered by dice pair (the games of one pair are not independent).
 
 The fitted values go to ``--out`` (JSON) and are printed with their standard errors;
-``nard_rl.cube.learned_efficiency`` reads such a file (``make_cube_bot(...,
+``nard_rl.cube.model.learned_efficiency`` reads such a file (``make_cube_bot(...,
 efficiency=learned_efficiency(path))``).  Compare the two models
 head to head with ``--compare N``: duplicate-dice cubeful money games between the same
 net with the fitted and with the fixed efficiencies (identical checker play, so only the
@@ -43,14 +43,14 @@ from pathlib import Path
 
 import numpy as np
 
-from nard_rl.cube import (
+from nard_rl.arena.cubegames import CubeSample
+from nard_rl.cube.model import (
     CONTACT_X,
     RACE_X_MAX,
     RACE_X_MIN,
     cube_decision,
     cube_efficiency,
 )
-from nard_rl.cubegames import CubeSample
 from nard_rl.engine.position import Position
 
 OUT = "cube_efficiency.json"
@@ -108,8 +108,8 @@ def main() -> None:
     ap.add_argument("--compare", type=int, default=0, help="games of fitted vs fixed")
     args = ap.parse_args()
 
-    from nard_rl.cubeful import CubeAdvisor
-    from nard_rl.cubegames import make_cube_bot, play_cubeful
+    from nard_rl.arena.cubegames import make_cube_bot, play_cubeful
+    from nard_rl.cube.cubeful import CubeAdvisor
 
     bot = make_cube_bot(args.net, cube_ply=args.cube_ply, refine=0.0)
     trace: list[CubeSample] = []
@@ -148,7 +148,7 @@ def main() -> None:
     bot.close()
 
     if args.compare:
-        from nard_rl.cube import learned_efficiency
+        from nard_rl.cube.model import learned_efficiency
 
         learned = learned_efficiency(args.out)
         a = make_cube_bot(args.net, cube_ply=args.cube_ply, efficiency=learned, refine=0.0)

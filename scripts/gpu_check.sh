@@ -57,7 +57,7 @@ step train_cuda 150 "${PYTHON}" scripts/train.py trainer=smoke device=auto \
 step train_resume_cpu 150 "${PYTHON}" scripts/train.py trainer=smoke device=cpu \
     out_dir="${OUT}/runs" name=smoke trainer.games=300 resume=auto
 step checkpoint_meta 60 "${PYTHON}" -c "
-from nard_rl.network import load_checkpoint
+from nard_rl.nets.network import load_checkpoint
 c = load_checkpoint('${OUT}/runs/smoke/checkpoints/last.pt')
 h = [(x['from_games'], x['config']['device']) for x in c['extra']['history']]
 print('games', c['games'], 'history', h, 'meta', c['extra']['distributed'])

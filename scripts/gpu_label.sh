@@ -3,7 +3,7 @@
 # per core) label self-play decisions at PLY (default 2) with the default make-up (contact
 # net + race net + bear-off database; the contact net's search on DEVICE, default cuda when
 # present) for MINUTES (default 10), then every finished shard is kept as dataset parts
-# (nard_rl/supervised/dataset.py) and packed into OUT/labels.tar (a few MB; split into
+# (nard_rl/training/supervised/dataset.py) and packed into OUT/labels.tar (a few MB; split into
 # 15 MB pieces if larger) so it comes back whole.
 #
 #   scripts/gpu_label.sh OUT                                  # on the GPU machine

@@ -7,7 +7,7 @@ on it fits it.  gnubg is only the judge here: these rows never enter training da
 (``datasets/`` holds our own search labels; this file lives in ``validation/``).
 
 Positions come from noisy 0-ply self-play of the shipped net (the same collection as the
-pipeline's, ``nard_rl.supervised.label.collect_decisions``, on seeds the pipeline never
+pipeline's, ``nard_rl.training.supervised.label.collect_decisions``, on seeds the pipeline never
 uses: ``--seed`` defaults to 90_000 + part), at most a few a game (``--sample``), with
 at least two distinct legal plays.  The judging follows the public file's method, so the
 two files score players the same way (``scripts/bench_checker.py --data FILE``):
@@ -41,8 +41,8 @@ import numpy as np
 from nard_rl.engine.batch import outcomes
 from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.engine.position import flip_boards
-from nard_rl.io import atomic_write
-from nard_rl.progress import progress_bar
+from nard_rl.util.io import atomic_write
+from nard_rl.util.progress import progress_bar
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "validation"
@@ -122,8 +122,8 @@ def part_path(out: Path, part: int) -> Path:
 
 
 def make_part(args: argparse.Namespace, part: int, gnubg0: Any, gnubg2: Any) -> int:
-    from nard_rl.evaluator import load_evaluator
-    from nard_rl.supervised.label import LabelConfig, collect_decisions
+    from nard_rl.nets.evaluator import load_evaluator
+    from nard_rl.training.supervised.label import LabelConfig, collect_decisions
 
     seed = SEED_BASE + part
     cfg = LabelConfig(sample=args.sample, min_plays=2, parallel_games=64)

@@ -1,6 +1,6 @@
 """Train by batched self-play: ``python scripts/train.py [hydra overrides]``.
 
-The same app as ``nard train``; see ``configs/train.yaml`` and ``nard_rl/config.py``.
+The same app as ``nard train``; see ``configs/train.yaml`` and ``nard_rl/training/config.py``.
 """
 
 import sys

@@ -1,4 +1,4 @@
-"""Distil the search's pruning net from the default evaluator (``nard_rl.pruning``).
+"""Distil the search's pruning net from the default evaluator (``nard_rl.nets.pruning``).
 
 Trains on every legal play of ``--positions`` noisy self-play decisions, checks on another
 ``--check`` decisions how often the full evaluator's best play is among the pruner's
@@ -15,10 +15,10 @@ from pathlib import Path
 
 import torch
 
-from nard_rl.evaluator import load_evaluator
-from nard_rl.network import save_checkpoint
-from nard_rl.pruning import Pruner
-from nard_rl.supervised.prune_fit import distill_rows, survival, train_pruner
+from nard_rl.nets.evaluator import load_evaluator
+from nard_rl.nets.network import save_checkpoint
+from nard_rl.nets.pruning import Pruner
+from nard_rl.training.supervised.prune_fit import distill_rows, survival, train_pruner
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,5 +1,5 @@
 """Train the race net (``checkpoints/nard-race.pt``): one-sided roll distributions learnt
-from rollouts that end in the bear-off database (see ``nard_rl.race_net``).
+from rollouts that end in the bear-off database (see ``nard_rl.training.race``).
 
     python scripts/train_race.py --out runs/race/race.pt          # the shipped settings
     python scripts/train_race.py --out runs/r.pt --games 20 --rounds 1 --starts 200  # smoke
@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from nard_rl.checkpoint_paths import default_checkpoint_path
-from nard_rl.race_net import RaceConfig, train_race_net
+from nard_rl.nets.paths import default_checkpoint_path
+from nard_rl.training.race import RaceConfig, train_race_net
 
 
 def main(argv: list[str] | None = None) -> int:

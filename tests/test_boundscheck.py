@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.boundscheck]
 
 SCRIPT = """
 import numpy as np
-from nard_rl.encoding import get_encoding
+from nard_rl.nets.encoding import get_encoding
 from nard_rl.engine.batch import GameBatch, segment_argmax
 from nard_rl.engine.movegen import legal_afterstates_batch
 

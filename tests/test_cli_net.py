@@ -9,10 +9,10 @@ from pathlib import Path
 
 import numpy as np
 
-from nard_rl.encoding import get_encoding
 from nard_rl.engine.movegen import legal_afterstates
 from nard_rl.engine.position import START_BOARD
-from nard_rl.network import NetSpec, save_checkpoint
+from nard_rl.nets.encoding import get_encoding
+from nard_rl.nets.network import NetSpec, save_checkpoint
 
 START = list(START_BOARD)
 
@@ -73,7 +73,7 @@ SHIPPED = Path(__file__).resolve().parents[1] / "checkpoints" / "nard-default.pt
 
 
 def test_default_net_is_loaded_by_agent_and_beats_random() -> None:
-    from nard_rl.evaluation import play_match
+    from nard_rl.arena.matches import play_match
     from nard_rl.players import make_player
 
     res = play_match(make_player("default"), make_player("random", seed=0), 200, seed=0)
@@ -88,7 +88,7 @@ def test_shipped_net_records_how_it_was_made() -> None:
     was overridden by a promotion with its reason), and a
     net exported from a generation's candidate rather than after its gate says so in its
     note (see README, "The shipped net")."""
-    from nard_rl.network import load_checkpoint
+    from nard_rl.nets.network import load_checkpoint
 
     ckpt = load_checkpoint(SHIPPED)
     assert ckpt["spec"]["encoding"] == "contact" and ckpt["spec"]["rules"] == "standard"

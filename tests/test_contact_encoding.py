@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from boards import board
 
-from nard_rl.encoding import CONTACT_FEATURES, get_encoding
 from nard_rl.engine.position import flip_boards
+from nard_rl.nets.encoding import CONTACT_FEATURES, get_encoding
 
 CONTACT = get_encoding("contact")
 US = 225

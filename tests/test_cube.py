@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 import torch
 
-from nard_rl.cube import (
+from nard_rl.cube.met import MatchEquityTable, MatchScore
+from nard_rl.cube.model import (
     CONTACT_X,
     DECISIONS,
     PROB_NAMES,
@@ -27,7 +28,6 @@ from nard_rl.cube import (
 )
 from nard_rl.engine.position import START_BOARD
 from nard_rl.engine.rules import MARS, STANDARD
-from nard_rl.met import MatchEquityTable, MatchScore
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -326,7 +326,7 @@ def _implied_efficiency(rec: dict, met: MatchEquityTable) -> list[tuple[bool, fl
     efficiency at which the model reproduces gnubg's cubeful equity, and whether a win at
     that cube ends the match for one side.  Values where live and dead barely differ
     carry no information and are skipped."""
-    from nard_rl.cube import _check_probs, _CubeModel, _interp
+    from nard_rl.cube.model import _check_probs, _CubeModel, _interp
 
     bench = _bench_module()
     cube, match = bench.record_state(rec)
@@ -365,7 +365,7 @@ def test_match_efficiencies_are_the_ones_gnubgs_equities_imply() -> None:
     reproduces gnubg 2-ply's cubeful equities on the reference file gives the contact
     constant where both sides can still use the cube, and ``MATCH_ENDING_X`` where a
     win at the cube ends the match for one side."""
-    from nard_rl.cube import MATCH_ENDING_X
+    from nard_rl.cube.model import MATCH_ENDING_X
 
     bench = _bench_module()
     met = MatchEquityTable.default()
@@ -401,8 +401,8 @@ def test_match_ending_cube_takes_when_the_doublers_gammons_die(met: MatchEquityT
 
 
 def _tiny_net(path: Path) -> Path:
-    from nard_rl.encoding import get_encoding
-    from nard_rl.network import NetSpec, save_checkpoint
+    from nard_rl.nets.encoding import get_encoding
+    from nard_rl.nets.network import NetSpec, save_checkpoint
 
     enc = get_encoding("extended")
     spec = NetSpec(enc.name, enc.version, enc.size, (6,), "tanh", "standard")
@@ -432,8 +432,8 @@ _CONST_SIGMOIDS = (0.3, 0.5, 0.2, 0.4, 0.25)
 
 @pytest.fixture(scope="module")
 def constant_net(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from nard_rl.encoding import get_encoding
-    from nard_rl.network import NetSpec, save_checkpoint
+    from nard_rl.nets.encoding import get_encoding
+    from nard_rl.nets.network import NetSpec, save_checkpoint
 
     enc = get_encoding("extended")
     spec = NetSpec(enc.name, enc.version, enc.size, (6,), "tanh", "standard")
@@ -550,7 +550,7 @@ def test_cube_command_is_wired_into_nard(tiny_net: Path) -> None:
 
 # -- resignations: one answer for every bot --------------------------------------------------
 def test_resignations_are_answered_by_the_score_utility() -> None:
-    from nard_rl.cube import CubeState, resignation_answer
+    from nard_rl.cube.model import CubeState, resignation_answer
 
     probs = [0.9, 0.8, 0.0, 0.0, 0.0]  # money equity 2 * 0.9 - 1 + 0.8 = 1.6 per stake
     single = resignation_answer(probs, False, False, "standard")
@@ -574,7 +574,7 @@ def test_resignations_are_answered_by_the_score_utility() -> None:
 def test_network_bots_decide_the_cube_by_the_shared_advisor() -> None:
     """The network player's cube answers (chouette bots, NardCube-v0) are the 1-ply
     advisor's, not its 0-ply pre-roll reading."""
-    from nard_rl.cube import CubeState
+    from nard_rl.cube.model import CubeState
     from nard_rl.engine.rules import cubeless_equity
     from nard_rl.players import make_player
 

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from test_cube import _bench_module, _tiny_net
 
-from nard_rl.cube import (
+from nard_rl.cube.met import MatchEquityTable, MatchScore
+from nard_rl.cube.model import (
     DECISIONS,
     DOUBLE_PASS,
     PROB_NAMES,
@@ -25,7 +26,6 @@ from nard_rl.cube import (
     take_decision,
 )
 from nard_rl.engine.rules import STANDARD
-from nard_rl.met import MatchEquityTable, MatchScore
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "cube_gnubg_public.jsonl"
@@ -266,7 +266,7 @@ def test_cube_ply1_averages_the_rollers_best_plays(tiny_net: Path) -> None:
     1/36, others 2/36), the roller's best play by cubeless money equity."""
     from nard_rl.commands.cube import load_advisor
     from nard_rl.engine.position import Position
-    from nard_rl.evaluator import load_evaluator
+    from nard_rl.nets.evaluator import load_evaluator
 
     board = [0, -2, 0, 0, 0, 0, 5, 0, 3, 0, 0, 0, -5, 5, 0, 0, 0, -3, 0, -5, 0, 0, 0, 0, 2, 0]
     ev = load_evaluator(str(tiny_net))
@@ -396,8 +396,8 @@ def test_nard_agent_plays_for_the_match_score() -> None:
 
 
 def test_close_decisions_are_read_one_ply_deeper(tiny_net: Path) -> None:
-    from nard_rl.cubeful import CubeAdvisor, _is_close
-    from nard_rl.evaluator import load_evaluator
+    from nard_rl.cube.cubeful import CubeAdvisor, _is_close
+    from nard_rl.nets.evaluator import load_evaluator
 
     records = [json.loads(line) for line in DATA.read_text().splitlines()[:40]]
     boards = np.array([r["board"] for r in records], dtype=np.int8)
@@ -424,10 +424,10 @@ def test_close_decisions_are_read_one_ply_deeper(tiny_net: Path) -> None:
 def test_rollouts_blend_into_the_close_decisions_only(tmp_path: Path) -> None:
     import torch
 
-    from nard_rl.cubeful import CubeAdvisor
+    from nard_rl.cube.cubeful import CubeAdvisor
     from nard_rl.engine.classify import race_flags
-    from nard_rl.evaluator import load_evaluator
-    from nard_rl.rollout import pre_roll_rollout
+    from nard_rl.nets.evaluator import load_evaluator
+    from nard_rl.search.rollout import pre_roll_rollout
 
     torch.manual_seed(3)  # a fixed small random net: 16 of the 24 decisions close
     tiny_net = _tiny_net(tmp_path / "tiny.pt")
@@ -494,9 +494,9 @@ def test_close_races_keep_the_search_and_are_not_rolled_out(tmp_path: Path) -> N
     bear-off database), close contact decisions are rolled out."""
     import torch
 
-    from nard_rl.cubeful import CubeAdvisor
+    from nard_rl.cube.cubeful import CubeAdvisor
     from nard_rl.engine.classify import race_flags
-    from nard_rl.evaluator import load_evaluator
+    from nard_rl.nets.evaluator import load_evaluator
 
     torch.manual_seed(3)
     tiny_net = _tiny_net(tmp_path / "tiny.pt")

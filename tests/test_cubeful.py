@@ -1,4 +1,4 @@
-"""Cubeful games (``nard_rl.cubegames``): the game loop's cube rules checked with scripted
+"""Cubeful games (``nard_rl.arena.cubegames``): the game loop's cube rules checked with scripted
 cube policies, duplicate-dice symmetry, and gnubg's cube policy."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from nard_rl.cube import CubeState
-from nard_rl.cubegames import CubeBot, FixedPolicy, GnubgPolicy, play_cubeful
-from nard_rl.met import MatchScore
+from nard_rl.arena.cubegames import CubeBot, FixedPolicy, GnubgPolicy, play_cubeful
+from nard_rl.cube.met import MatchScore
+from nard_rl.cube.model import CubeState
 from nard_rl.players.pubeval import PubevalPlayer
 
 FAR_AHEAD = [0, 3, 3, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, -2, -2, -2, -3, -3, -3, 0, 0, 0, 0, 0, 0, 0]
@@ -108,7 +108,7 @@ def test_gnubg_cube_policy_answers_from_the_doublers_side() -> None:
         post = MatchScore(5, 2, 4)
         assert policy.double_batch(start, [CubeState()], [post]).tolist() == [True]
         # gnubg's checker play given a cube and a match score picks one of our plays
-        from nard_rl.cubegames import gnubg_cube_specs
+        from nard_rl.arena.cubegames import gnubg_cube_specs
         from nard_rl.engine.movegen import legal_afterstates_batch
 
         dice = np.array([[6, 4]], dtype=np.int8)
@@ -161,8 +161,8 @@ def test_fit_recovers_a_known_cube_efficiency() -> None:
     import json
     from pathlib import Path
 
-    from nard_rl.cube import cube_decision
-    from nard_rl.cubegames import CubeSample
+    from nard_rl.arena.cubegames import CubeSample
+    from nard_rl.cube.model import cube_decision
     from nard_rl.engine.position import Position
 
     fit = _fit_module().fit
@@ -212,8 +212,8 @@ def test_rollouts_judge_races_without_the_race_net() -> None:
     """Cube rollouts average hundreds of race judgments, so they take the contact net
     (level on average) rather than the race net (better per position, gammons a little
     high); the search part of the advisor keeps the full default evaluator."""
-    from nard_rl.cubeful import CubeAdvisor
-    from nard_rl.evaluator import CompositeEvaluator, load_evaluator
+    from nard_rl.cube.cubeful import CubeAdvisor
+    from nard_rl.nets.evaluator import CompositeEvaluator, load_evaluator
 
     ev = load_evaluator("default")
     assert isinstance(ev, CompositeEvaluator) and ev.race is not None

@@ -12,11 +12,17 @@ import pytest
 import torch
 
 from nard_rl.cli import main
-from nard_rl.encoding import get_encoding
-from nard_rl.network import NetSpec, save_checkpoint
-from nard_rl.supervised.dataset import deposit, load_dataset, merge_rows, summary, write_card
-from nard_rl.supervised.fit import load_rows
-from nard_rl.supervised.label import shard_path, write_shard
+from nard_rl.nets.encoding import get_encoding
+from nard_rl.nets.network import NetSpec, save_checkpoint
+from nard_rl.training.supervised.dataset import (
+    deposit,
+    load_dataset,
+    merge_rows,
+    summary,
+    write_card,
+)
+from nard_rl.training.supervised.fit import load_rows
+from nard_rl.training.supervised.label import shard_path, write_shard
 
 
 def _shard(
@@ -154,7 +160,7 @@ def test_cli_add_card_info_and_bad_input(tmp_path: Path, capsys: pytest.CaptureF
 
 
 def test_pipeline_keeps_its_labels_and_the_next_run_fits_on_them(tmp_path: Path) -> None:
-    from nard_rl.network import load_checkpoint
+    from nard_rl.nets.network import load_checkpoint
 
     init = _teacher(tmp_path)
     ds = tmp_path / "datasets"
@@ -184,8 +190,8 @@ def test_pipeline_keeps_its_labels_and_the_next_run_fits_on_them(tmp_path: Path)
 def test_labelling_refuses_to_mix_two_jobs_in_one_folder(tmp_path: Path) -> None:
     from dataclasses import replace
 
-    from nard_rl.evaluator import load_evaluator
-    from nard_rl.supervised.label import LabelConfig, label_shard
+    from nard_rl.nets.evaluator import load_evaluator
+    from nard_rl.training.supervised.label import LabelConfig, label_shard
 
     cfg = LabelConfig(shards=2, decisions_per_shard=4, parallel_games=8, ply=0, chunk=4)
     ev = load_evaluator("default")
@@ -199,10 +205,10 @@ def test_labelling_refuses_to_mix_two_jobs_in_one_folder(tmp_path: Path) -> None
 
 
 def test_relabel_keeps_the_old_source_and_its_labels_win_at_more_depth(tmp_path: Path) -> None:
-    from nard_rl.evaluator import load_evaluator
-    from nard_rl.search import Search
-    from nard_rl.supervised.dataset import relabel
-    from nard_rl.supervised.label import LabelConfig, label_shard
+    from nard_rl.nets.evaluator import load_evaluator
+    from nard_rl.search.nply import Search
+    from nard_rl.training.supervised.dataset import relabel
+    from nard_rl.training.supervised.label import LabelConfig, label_shard
 
     ev = load_evaluator("default")
     cfg = LabelConfig(shards=1, decisions_per_shard=5, parallel_games=8, ply=0, chunk=5)

@@ -21,20 +21,19 @@ import pytest
 import torch
 import torch.multiprocessing as mp
 
-from nard_rl.distributed import (
+from nard_rl.nets.network import NetSpec, load_checkpoint
+from nard_rl.training.distributed import (
     DistContext,
     free_port,
     init_distributed,
     local_rank_env,
-    map_shards,
     rank_rng,
     restore_rngs,
     rng_checkpoint,
-    shard_bounds,
     torchrun_env,
     weights_digest,
 )
-from nard_rl.network import NetSpec, load_checkpoint
+from nard_rl.util.shards import map_shards, shard_bounds
 
 ROOT = Path(__file__).resolve().parents[1]
 CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
@@ -160,9 +159,9 @@ def _failing_rank_worker(rank: int, world: int, port: int, out: str) -> None:
     """A two-rank training run in which rank 1 fails on its third update; each rank
     writes how it ended."""
     os.environ.update(local_rank_env(rank, world, port))
-    from nard_rl.config import TrainConfig
-    from nard_rl.selfplay import SelfPlay
-    from nard_rl.train import train
+    from nard_rl.training.config import TrainConfig
+    from nard_rl.training.selfplay import SelfPlay
+    from nard_rl.training.td import train
 
     real = SelfPlay.step
     calls = [0]
@@ -218,7 +217,7 @@ def test_a_failing_rank_does_not_hang_its_peer(tmp_path: Path) -> None:
 
 
 def test_sharded_match_equals_single_process() -> None:
-    from nard_rl.evaluation import match_result, play_match, play_pairs, play_pairs_sharded
+    from nard_rl.arena.matches import match_result, play_match, play_pairs, play_pairs_sharded
     from nard_rl.players import make_player
 
     a, b = make_player("pubeval"), make_player("pubeval")
@@ -353,8 +352,8 @@ def test_killed_two_rank_run_has_identical_ranks_and_resumes_with_one(tmp_path: 
 @CUDA
 @pytest.mark.parametrize(("first", "second"), [("cuda", "cuda"), ("cuda", "cpu"), ("cpu", "cuda")])
 def test_resume_on_another_device(tmp_path: Path, first: str, second: str) -> None:
-    from nard_rl.config import TrainConfig
-    from nard_rl.train import train
+    from nard_rl.training.config import TrainConfig
+    from nard_rl.training.td import train
 
     def cfg(games: int, device: str) -> TrainConfig:
         c = TrainConfig()
@@ -375,9 +374,9 @@ def test_resume_on_another_device(tmp_path: Path, first: str, second: str) -> No
 @pytest.mark.gpu
 @CUDA
 def test_cuda_selfplay_matches_cpu_shapes_and_learns() -> None:
-    from nard_rl.encoding import get_encoding
     from nard_rl.engine.rules import STANDARD
-    from nard_rl.selfplay import SelfPlay
+    from nard_rl.nets.encoding import get_encoding
+    from nard_rl.training.selfplay import SelfPlay
 
     enc = get_encoding("extended")
     spec = NetSpec(enc.name, enc.version, enc.size, (32,), "sigmoid", "standard")
@@ -398,7 +397,7 @@ def test_pipeline_labelling_under_torchrun_takes_this_ranks_shards(
 ) -> None:
     from dataclasses import asdict
 
-    from nard_rl.supervised.pipeline import PipelineConfig, generation_dir, run_pipeline
+    from nard_rl.training.supervised.pipeline import PipelineConfig, generation_dir, run_pipeline
 
     conf = asdict(PipelineConfig())
     conf.update(out_dir=str(tmp_path), name="p", stage="label", progress=False)
@@ -416,9 +415,9 @@ def test_checkpoint_written_on_a_gpu_resumes_on_the_cpu(tmp_path: Path) -> None:
     """A GPU run's checkpoint holds a CUDA generator state and says cuda; resuming it on a
     machine without CUDA restores the CPU state and continues (the state tensors are
     loaded on the CPU whatever device wrote them)."""
-    from nard_rl.config import TrainConfig
-    from nard_rl.network import atomic_torch_save
-    from nard_rl.train import train
+    from nard_rl.nets.network import atomic_torch_save
+    from nard_rl.training.config import TrainConfig
+    from nard_rl.training.td import train
 
     def cfg(games: int) -> TrainConfig:
         c = TrainConfig()
@@ -447,7 +446,7 @@ def test_two_rank_fit_equals_one_process_fit(tmp_path: Path) -> None:
     import shutil
 
     from nard_rl.cli import main
-    from nard_rl.supervised.pipeline import generation_dir
+    from nard_rl.training.supervised.pipeline import generation_dir
 
     # a fit from scratch always gains on its held-out rows; one grown from the shipped net
     # may keep its starting weights (early stopping), and then the comparison is empty

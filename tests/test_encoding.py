@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from boards import board as board_from
 
-from nard_rl.encoding import ENCODINGS, get_encoding
 from nard_rl.engine.classify import race_flags
 from nard_rl.engine.position import START_BOARD, Position, flip_boards
+from nard_rl.nets.encoding import ENCODINGS, get_encoding
 
 DATA = Path(__file__).parent / "data"
 

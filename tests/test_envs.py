@@ -15,15 +15,15 @@ from gymnasium.utils.env_checker import check_env
 from reference_movegen import reference_afterstates
 
 import nard_rl.envs as envs
-from nard_rl.encoding import get_encoding
 from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.engine.position import START_BOARD, Position, apply_steps
 from nard_rl.engine.rules import STANDARD
 from nard_rl.envs.core import MAX_CANDIDATES
 from nard_rl.envs.cube_env import NardCubeEnv
 from nard_rl.envs.nard_env import NardEnv
-from nard_rl.net_player import NetworkPlayer
-from nard_rl.network import NetSpec, save_checkpoint
+from nard_rl.nets.encoding import get_encoding
+from nard_rl.nets.network import NetSpec, save_checkpoint
+from nard_rl.players.net import NetworkPlayer
 
 
 def play_random_game(env: gym.Env, rng: np.random.Generator, seed: int | None = None) -> list:
@@ -339,7 +339,7 @@ def sure_win_player(sure_win_net: str) -> NetworkPlayer:
     ignores the position contradicts itself from one ply to the next (at 2-ply the other
     side is the roller whose afterstate it scores), so the advisor's refinement of close
     decisions is off."""
-    from nard_rl.cubeful import CubeAdvisor
+    from nard_rl.cube.cubeful import CubeAdvisor
     from nard_rl.players import make_player
 
     player = make_player(sure_win_net)

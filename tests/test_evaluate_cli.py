@@ -138,8 +138,8 @@ def test_players_are_closed_after_the_match_even_when_it_fails(
 def _tiny_checkpoints(folder: Path, games: dict[str, int]) -> None:
     import torch
 
-    from nard_rl.encoding import get_encoding
-    from nard_rl.network import NetSpec, save_checkpoint
+    from nard_rl.nets.encoding import get_encoding
+    from nard_rl.nets.network import NetSpec, save_checkpoint
 
     enc = get_encoding("tesauro198")
     spec = NetSpec("tesauro198", enc.version, enc.size, (8,), "sigmoid", "standard")

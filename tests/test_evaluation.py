@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from nard_rl.arena.matches import play_match, play_pairs
+from nard_rl.engine.dice import pair_dice
 from nard_rl.engine.game import Game, Phase
 from nard_rl.engine.position import START_BOARD
 from nard_rl.engine.rules import MARS, STANDARD, RuleSet
-from nard_rl.evaluation import pair_dice, play_match, play_pairs
 from nard_rl.players import make_player
 
 
@@ -60,7 +61,7 @@ def test_results_do_not_depend_on_the_batch_split() -> None:
 
 
 def test_pair_dice_opening_has_no_doubles_and_later_rolls_are_uniform() -> None:
-    from nard_rl.evaluation import pair_dice
+    from nard_rl.engine.dice import pair_dice
 
     ids = np.arange(60_000, dtype=np.uint64)
     opening = pair_dice(1, ids, 0)

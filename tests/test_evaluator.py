@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from nard_rl.engine.position import START_BOARD
-from nard_rl.evaluator import Evaluator, NetEvaluator, load_evaluator
-from nard_rl.net_player import NetworkPlayer, default_checkpoint_path
+from nard_rl.nets.evaluator import Evaluator, NetEvaluator, load_evaluator
+from nard_rl.nets.paths import default_checkpoint_path
+from nard_rl.players.net import NetworkPlayer
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +64,7 @@ class _SumEvaluator:
 
 
 def test_greedy_choice_takes_each_segments_highest_equity() -> None:
-    from nard_rl.evaluator import greedy_choice
+    from nard_rl.nets.evaluator import greedy_choice
 
     afters = np.zeros((6, 26), dtype=np.int8)
     afters[:, 1] = [3, 9, 1, 5, 5, 2]  # row sums: the chooser must pick 9 and the first 5
@@ -99,7 +100,7 @@ def test_pre_roll_probabilities_are_the_rollers_view(
     """Before the roll, a position whose other side has just borne off its last checker is
     lost for the side on roll: a loss, a gammon or a backgammon by what it has left."""
     from nard_rl.engine.position import flip_boards
-    from nard_rl.evaluator import pre_roll_probabilities
+    from nard_rl.nets.evaluator import pre_roll_probabilities
 
     roller = flip_boards(_finished(opp_home, opp_off)[None, :])
     np.testing.assert_array_equal(pre_roll_probabilities(plain, roller)[0], expected)
@@ -193,7 +194,7 @@ def test_composite_routes_each_class_to_its_part() -> None:
 
     from nard_rl.engine.bearoff import get_bearoff_database
     from nard_rl.engine.classify import BEAROFF, CONTACT, RACE, classify
-    from nard_rl.evaluator import CompositeEvaluator
+    from nard_rl.nets.evaluator import CompositeEvaluator
 
     contact = NetEvaluator.from_checkpoint(default_checkpoint_path())
     torch.manual_seed(0)

@@ -14,15 +14,15 @@ import numpy as np
 import pytest
 import torch
 
-from nard_rl.encoding import get_encoding
 from nard_rl.engine.batch import start_boards
 from nard_rl.engine.movegen import legal_afterstates_batch
-from nard_rl.evaluator import NetEvaluator, load_evaluator
-from nard_rl.fastnet import FusedNet, supports
-from nard_rl.network import NetSpec
-from nard_rl.pruning import Pruner, pruner_path, top_per_segment
-from nard_rl.search import Search
-from nard_rl.supervised.label import LabelConfig, collect_decisions
+from nard_rl.nets.encoding import get_encoding
+from nard_rl.nets.evaluator import NetEvaluator, load_evaluator
+from nard_rl.nets.fastnet import FusedNet, supports
+from nard_rl.nets.network import NetSpec
+from nard_rl.nets.pruning import Pruner, pruner_path, top_per_segment
+from nard_rl.search.nply import Search
+from nard_rl.training.supervised.label import LabelConfig, collect_decisions
 
 
 def _net(hidden: tuple[int, ...], scale: float = 1.0, seed: int = 0, activation="sigmoid"):
@@ -89,8 +89,8 @@ CHILD = textwrap.dedent(
     """
     import sys
     import numpy as np, torch
-    from nard_rl.fastnet import FusedNet
-    from nard_rl.network import NetSpec
+    from nard_rl.nets.fastnet import FusedNet
+    from nard_rl.nets.network import NetSpec
     torch.manual_seed(1)
     spec = NetSpec("contact", 1, 241, (24, 8), "sigmoid", "standard")
     net = spec.build().eval()
@@ -160,6 +160,6 @@ def test_shipped_pruner_keeps_the_exact_search_choices() -> None:
 
 
 def test_fastnet_does_not_import_torch() -> None:
-    code = "import sys, nard_rl.fastnet; print('torch' in sys.modules)"
+    code = "import sys, nard_rl.nets.fastnet; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "False", out.stderr

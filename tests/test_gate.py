@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from nard_rl.encoding import get_encoding
-from nard_rl.network import NetSpec, load_checkpoint, save_checkpoint
-from nard_rl.supervised import pipeline
-from nard_rl.supervised.gate import commit_verdict, finish_verdict, holds_entry
-from nard_rl.supervised.pipeline import PipelineConfig, promote, run_pipeline
+from nard_rl.nets.encoding import get_encoding
+from nard_rl.nets.network import NetSpec, load_checkpoint, save_checkpoint
+from nard_rl.training.supervised import pipeline
+from nard_rl.training.supervised.gate import commit_verdict, finish_verdict, holds_entry
+from nard_rl.training.supervised.pipeline import PipelineConfig, promote, run_pipeline
 
 
 def _spec() -> NetSpec:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from nard_rl.supervised.dataset import load_dataset, summary
+from nard_rl.training.supervised.dataset import load_dataset, summary
 
 ROOT = Path(__file__).resolve().parent.parent
 

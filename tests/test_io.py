@@ -1,4 +1,4 @@
-"""``nard_rl.io.atomic_write``: the file is the old one or the whole new one, never half."""
+"""``nard_rl.util.io.atomic_write``: the file is the old one or the whole new one, never half."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nard_rl.io import atomic_write
+from nard_rl.util.io import atomic_write
 
 
 def test_atomic_write_creates_folders_and_replaces_the_file(tmp_path: Path) -> None:
@@ -36,7 +36,7 @@ def test_a_failing_writer_leaves_the_old_file_and_no_temporary(tmp_path: Path) -
 
 KILLED_WRITER = (
     "import sys, time\n"
-    "from nard_rl.io import atomic_write\n"
+    "from nard_rl.util.io import atomic_write\n"
     "def slow(fh):\n"
     "    fh.write(b'new' * 1000)\n"
     "    fh.flush()\n"
@@ -57,13 +57,13 @@ def test_a_kill_during_a_save_leaves_the_old_file_and_no_temporary(
     import subprocess
     import sys
 
-    import nard_rl.io as io_mod
+    import nard_rl.util.io as io_mod
 
     if unnamed and io_mod._open_unnamed(tmp_path, 0o644) is None:
         pytest.skip("this filesystem makes no unnamed files")
     path = tmp_path / "ckpt.pt"
     path.write_bytes(b"old")
-    prelude = "" if unnamed else "import nard_rl.io as m; m._open_unnamed = lambda *a: None\n"
+    prelude = "" if unnamed else "import nard_rl.util.io as m; m._open_unnamed = lambda *a: None\n"
     proc = subprocess.Popen(
         [sys.executable, "-c", prelude + KILLED_WRITER, str(path)],
         stdout=subprocess.PIPE,
@@ -90,7 +90,7 @@ def test_stale_temporaries_of_dead_writers_only_are_removed(tmp_path: Path) -> N
     import subprocess
     import sys
 
-    from nard_rl.io import remove_stale_temps
+    from nard_rl.util.io import remove_stale_temps
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
@@ -114,7 +114,7 @@ def test_stale_temporaries_of_dead_writers_only_are_removed(tmp_path: Path) -> N
 def test_create_new_makes_a_complete_file_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unnamed: bool
 ) -> None:
-    import nard_rl.io as io_mod
+    import nard_rl.util.io as io_mod
 
     if not unnamed:
         monkeypatch.setattr(io_mod, "_open_unnamed", lambda *a: None)
@@ -135,7 +135,7 @@ def test_a_zombie_is_not_alive() -> None:
     import sys
     import time
 
-    from nard_rl.io import pid_alive
+    from nard_rl.util.io import pid_alive
 
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     deadline = time.time() + 30

@@ -1,18 +1,26 @@
 """The import contract of the package: which layer may import which.
 
-The layers, lowest first (a module imports only its own layer and the ones below it):
+The layers, lowest first; each is a folder of ``nard_rl/`` (a module imports only its own
+layer and the ones below it):
 
-0. foundation: the engine (``nard_rl.engine``: rules, moves, positions, the batch stepper)
-   and the stdlib-level helpers every layer shares (atomic writes, progress bars, run
-   locks, configs, packaged data).  The engine never imports torch or gymnasium, so the
-   rules can be used, tested and compiled without either.
-1. models: encodings, nets and their checkpoints, evaluators, search, rollouts, players,
-   cube and match equity, self-play and evaluation games.
-2. training: the self-play trainer and the supervised pipeline.
-3. analysis and records: game analysis, match files.
-4. interfaces: the Gymnasium environments (``nard_rl.envs``) and the HTTP / UBGI server;
+0. foundation: the engine (``engine/``: rules, moves, positions, the batch stepper), the
+   helpers every layer shares (``util/``: atomic writes, progress bars, run locks, sharded
+   work) and packaged data.  The engine never imports torch or gymnasium, so the rules can
+   be used, tested and compiled without either.
+1. players: the player interface and spec, and the players that need no net (random,
+   pubeval, GNU Backgammon).
+2. nets (``nets/``): encodings, nets and their checkpoints, the pruning and race nets,
+   evaluators.
+3. lookahead (``search/``, ``cube/``): n-ply search, rollouts, the cube model, match
+   equity and cubeful lookahead.  Cubeful rollouts and the cube's lookahead use each other.
+4. play (``players/net.py``, ``arena/``): the net players, duplicate-dice matches, cubeful
+   sessions, tournaments.
+5. training (``training/``): TD self-play, distribution, the race net's training, the
+   supervised pipeline and its dataset.
+6. analysis and records (``analysis/``, ``records/``): game analysis, match files.
+7. interfaces: the Gymnasium environments (``nard_rl.envs``) and the HTTP / UBGI server;
    siblings that never import each other.
-5. commands: the CLI.
+8. commands: the CLI.
 
 A new module must be placed here (the test fails until it is): where a module sits is a
 design decision, not an accident of what it happens to import today.
@@ -28,45 +36,30 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
+INTERFACES = 7
+"""The rank whose groups are siblings that may not import each other."""
+
 LAYERS: dict[str, tuple[int, str]] = {
     # prefix: (rank, group); the longest matching prefix decides
     "nard_rl.engine": (0, "foundation"),
-    "nard_rl.io": (0, "foundation"),
-    "nard_rl.progress": (0, "foundation"),
-    "nard_rl.runlock": (0, "foundation"),
-    "nard_rl.config": (0, "foundation"),
+    "nard_rl.util": (0, "foundation"),
     "nard_rl.data": (0, "foundation"),
     "nard_rl.checkpoints": (0, "foundation"),
     "nard_rl.conf": (0, "foundation"),
-    "nard_rl.checkpoint_paths": (1, "models"),
-    "nard_rl.encoding": (1, "models"),
-    "nard_rl.network": (1, "models"),
-    "nard_rl.fastnet": (1, "models"),
-    "nard_rl.pruning": (1, "models"),
-    "nard_rl.evaluator": (1, "models"),
-    "nard_rl.race_net": (1, "models"),
-    "nard_rl.search": (1, "models"),
-    "nard_rl.rollout": (1, "models"),
-    "nard_rl.rollout_jobs": (1, "models"),
-    "nard_rl.cube": (1, "models"),
-    "nard_rl.cubeful": (1, "models"),
-    "nard_rl.cubegames": (1, "models"),
-    "nard_rl.met": (1, "models"),
-    "nard_rl.net_player": (1, "models"),
-    "nard_rl.players": (1, "models"),
-    "nard_rl.selfplay": (1, "models"),
-    "nard_rl.evaluation": (1, "models"),
-    "nard_rl.tournament": (1, "models"),
-    "nard_rl.distributed": (1, "models"),
-    "nard_rl.train": (2, "training"),
-    "nard_rl.supervised": (2, "training"),
-    "nard_rl.analysis": (3, "analysis"),
-    "nard_rl.records": (3, "analysis"),
-    "nard_rl.envs": (4, "envs"),
-    "nard_rl.server": (4, "server"),
-    "nard_rl.commands": (5, "commands"),
-    "nard_rl.cli": (5, "commands"),
-    "nard_rl.__main__": (5, "commands"),
+    "nard_rl.players": (1, "players"),
+    "nard_rl.nets": (2, "nets"),
+    "nard_rl.search": (3, "lookahead"),
+    "nard_rl.cube": (3, "lookahead"),
+    "nard_rl.players.net": (4, "play"),
+    "nard_rl.arena": (4, "play"),
+    "nard_rl.training": (5, "training"),
+    "nard_rl.analysis": (6, "analysis"),
+    "nard_rl.records": (6, "analysis"),
+    "nard_rl.envs": (INTERFACES, "envs"),
+    "nard_rl.server": (INTERFACES, "server"),
+    "nard_rl.commands": (8, "commands"),
+    "nard_rl.cli": (8, "commands"),
+    "nard_rl.__main__": (8, "commands"),
 }
 
 KNOWN_VIOLATIONS: dict[tuple[str, str], str] = {}
@@ -164,7 +157,7 @@ def test_no_module_imports_a_higher_layer() -> None:
             if theirs is None:
                 continue
             higher = theirs[0] > mine[0]
-            sibling = theirs[0] == mine[0] and theirs[1] != mine[1] and mine[0] == 4
+            sibling = theirs[0] == mine[0] and theirs[1] != mine[1] and mine[0] == INTERFACES
             if higher or sibling:
                 violations[(module, target)] = f"{mine[1]} -> {theirs[1]}"
     unknown = {k: v for k, v in violations.items() if k not in KNOWN_VIOLATIONS}
@@ -209,7 +202,9 @@ def test_importing_the_whole_engine_loads_neither_torch_nor_gymnasium() -> None:
 def test_lower_layers_load_no_commands_server_or_envs() -> None:
     """Importing every module below the interfaces (and so all they import, lazy imports
     aside) leaves the CLI, the server and the environments unloaded."""
-    modules = sorted(m for m in _MODULES if (layer := _layer(m)) is not None and layer[0] <= 3)
+    modules = sorted(
+        m for m in _MODULES if (layer := _layer(m)) is not None and layer[0] < INTERFACES
+    )
     loaded = _fresh_import(modules)
     assert set(modules) <= loaded
     upper = sorted(

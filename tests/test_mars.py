@@ -264,8 +264,8 @@ def test_training_can_start_a_mars_net_from_a_standard_one(tmp_path: Path) -> No
     import torch
     from test_train import _smoke_cfg
 
-    from nard_rl.network import load_checkpoint
-    from nard_rl.train import train
+    from nard_rl.nets.network import load_checkpoint
+    from nard_rl.training.td import train
 
     standard = load_checkpoint(train(_smoke_cfg(tmp_path / "s", 40, final_eval_games=0)))
     cfg = _smoke_cfg(tmp_path / "m", 40, final_eval_games=0, lr=1e-12, lr_final=1e-12)
@@ -289,8 +289,8 @@ def test_r28_default_under_mars_is_the_shipped_mars_net() -> None:
     command and route resolves it here), and the standard net otherwise."""
     import torch
 
-    from nard_rl.checkpoint_paths import default_checkpoint_path, resolve_checkpoint
-    from nard_rl.evaluator import load_evaluator
+    from nard_rl.nets.evaluator import load_evaluator
+    from nard_rl.nets.paths import default_checkpoint_path, resolve_checkpoint
 
     mars, standard = default_checkpoint_path("mars"), default_checkpoint_path("standard")
     assert mars.name == "nard-mars.pt" and standard.name == "nard-default.pt"
@@ -307,8 +307,8 @@ def test_r28_default_under_mars_is_the_shipped_mars_net() -> None:
 def test_r28_pipeline_and_train_init_default_is_the_rule_sets_net(tmp_path: Path) -> None:
     """``nard pipeline rules=mars init=default`` (and ``nard train``'s ``init``) start from
     the mars net, not the standard one; a missing path names the ``init`` it came from."""
-    from nard_rl.checkpoint_paths import resolve_checkpoint
-    from nard_rl.supervised.pipeline import _init_path
+    from nard_rl.nets.paths import resolve_checkpoint
+    from nard_rl.training.supervised.pipeline import _init_path
 
     assert _init_path("default", "mars").name == "nard-mars.pt"
     assert _init_path("default", "standard").name == "nard-default.pt"

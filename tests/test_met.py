@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from nard_rl.met import MatchEquityTable, MatchScore
+from nard_rl.cube.met import MatchEquityTable, MatchScore
 
 
 @pytest.fixture(scope="module")

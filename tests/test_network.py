@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from nard_rl.engine.rules import MARS, STANDARD
-from nard_rl.network import (
+from nard_rl.nets.network import (
     CheckpointError,
     EquityNet,
     NetSpec,
@@ -60,7 +60,7 @@ def test_equity_per_rule_set() -> None:
 
 
 def _spec() -> NetSpec:
-    from nard_rl.encoding import get_encoding
+    from nard_rl.nets.encoding import get_encoding
 
     enc = get_encoding("tesauro198")
     return NetSpec("tesauro198", enc.version, enc.size, (16,), "sigmoid", "standard")

@@ -10,12 +10,12 @@ pytest.importorskip("pettingzoo")
 
 from pettingzoo.test import api_test, seed_test
 
-from nard_rl.encoding import get_encoding
 from nard_rl.engine.game import Game, Phase
 from nard_rl.engine.movegen import legal_afterstates
 from nard_rl.engine.position import START_BOARD
 from nard_rl.envs.core import MAX_CANDIDATES
 from nard_rl.envs.pettingzoo import AGENTS, CUBE_ACTIONS, env, raw_cube_env, raw_env
+from nard_rl.nets.encoding import get_encoding
 
 
 def test_api_test_passes() -> None:

@@ -15,9 +15,9 @@ import pytest
 import torch
 
 from nard_rl.commands.play import Session
-from nard_rl.encoding import get_encoding
 from nard_rl.engine.game import Phase
-from nard_rl.network import NetSpec, save_checkpoint
+from nard_rl.nets.encoding import get_encoding
+from nard_rl.nets.network import NetSpec, save_checkpoint
 
 
 def _tiny(path: Path) -> Path:

@@ -7,7 +7,7 @@ import io
 import pytest
 import tqdm.std
 
-from nard_rl.progress import LOG_INTERVAL_S, progress_bar
+from nard_rl.util.progress import LOG_INTERVAL_S, progress_bar
 
 
 class _Clock:

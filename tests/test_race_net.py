@@ -12,20 +12,22 @@ from reference_movegen import board_of
 
 from nard_rl.engine.bearoff import bearoff_index, get_bearoff_database
 from nard_rl.engine.classify import BEAROFF, RACE, classify
-from nard_rl.evaluator import NetEvaluator
-from nard_rl.net_player import default_checkpoint_path
-from nard_rl.network import load_checkpoint
-from nard_rl.race_net import (
+from nard_rl.nets.evaluator import NetEvaluator
+from nard_rl.nets.network import load_checkpoint
+from nard_rl.nets.paths import default_checkpoint_path
+from nard_rl.nets.race import (
     BINS,
-    RaceConfig,
     RaceEvaluator,
     RaceNet,
-    _rollouts,
-    _shifted,
-    collect_race_positions,
     load_race_net,
     one_sided_inputs,
     side_placements,
+)
+from nard_rl.training.race import (
+    RaceConfig,
+    _rollouts,
+    _shifted,
+    collect_race_positions,
     train_race_net,
 )
 
@@ -154,7 +156,7 @@ def test_tiny_run_and_resume(tmp_path: Path) -> None:
 
 
 def test_the_shipped_race_nets_load_per_rule_set() -> None:
-    from nard_rl.evaluator import CompositeEvaluator, load_evaluator, race_checkpoint_path
+    from nard_rl.nets.evaluator import CompositeEvaluator, load_evaluator, race_checkpoint_path
 
     std, mars = race_checkpoint_path("standard"), race_checkpoint_path("mars")
     assert std is not None and std.name == "nard-race.pt"
@@ -184,7 +186,7 @@ def test_the_shipped_race_net_plays_races_better_than_the_contact_net() -> None:
     from nard_rl.engine.batch import segment_argmax
     from nard_rl.engine.movegen import legal_afterstates_batch
     from nard_rl.engine.rules import cubeless_equity, get_rules
-    from nard_rl.evaluator import CompositeEvaluator, load_evaluator
+    from nard_rl.nets.evaluator import CompositeEvaluator, load_evaluator
 
     data = Path(__file__).parent / "data" / "checker_gnubg_public.jsonl.gz"
     with gzip.open(data, "rt") as fh:
@@ -259,8 +261,8 @@ def test_the_shipped_race_net_agrees_with_rollouts_on_average() -> None:
     On races reached in self-play its mean gammon and backgammon chances must match
     rollouts played out to the end by the contact net (before the "leave the other home
     board" head learnt under its own policy, backgammons came out four times too often)."""
-    from nard_rl.evaluator import CompositeEvaluator, load_evaluator
-    from nard_rl.rollout import rollout
+    from nard_rl.nets.evaluator import CompositeEvaluator, load_evaluator
+    from nard_rl.search.rollout import rollout
 
     full = load_evaluator("default")
     assert isinstance(full, CompositeEvaluator) and full.race is not None
@@ -277,8 +279,8 @@ def test_the_shipped_race_net_agrees_with_rollouts_on_average() -> None:
 def test_race_checkpoint_of_huge_declared_size_is_refused_before_allocation(tmp_path) -> None:
     import torch
 
-    from nard_rl.evaluator import race_checkpoint_path
-    from nard_rl.network import CheckpointError, load_checkpoint
+    from nard_rl.nets.evaluator import race_checkpoint_path
+    from nard_rl.nets.network import CheckpointError, load_checkpoint
 
     ckpt = load_checkpoint(race_checkpoint_path("standard"))
     huge = {**ckpt, "spec": {**ckpt["spec"], "hidden": 10**9}}

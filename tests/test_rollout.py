@@ -1,4 +1,4 @@
-"""Rollouts (``nard_rl.rollout``): exact where the answer is known, reproducible, and
+"""Rollouts (``nard_rl.search.rollout``): exact where the answer is known, reproducible, and
 stratified as documented."""
 
 from __future__ import annotations
@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 import torch
 
-from nard_rl.encoding import get_encoding
 from nard_rl.engine.bearoff import get_bearoff_database
 from nard_rl.engine.position import flip_boards
 from nard_rl.engine.rules import swap_sides
-from nard_rl.evaluator import CompositeEvaluator, NetEvaluator
-from nard_rl.network import NetSpec
-from nard_rl.rollout import _stratified_dice, board_groups, pre_roll_rollout, rollout
-from nard_rl.search import Search
+from nard_rl.nets.encoding import get_encoding
+from nard_rl.nets.evaluator import CompositeEvaluator, NetEvaluator
+from nard_rl.nets.network import NetSpec
+from nard_rl.search.nply import Search
+from nard_rl.search.rollout import _stratified_dice, board_groups, pre_roll_rollout, rollout
 
 OPENING_AFTER = np.array(  # the opening position after 31: 8/5 6/5 (mover's view)
     [0, 0, 0, 0, 0, 2, 4, 0, 2, 0, 0, 0, -5, 5, 0, 0, 0, -3, 0, -5, 0, 0, 0, 0, 2, 0],

@@ -18,12 +18,12 @@ import pytest
 import torch
 
 from nard_rl.cli import main
-from nard_rl.encoding import get_encoding
 from nard_rl.engine.bearoff import get_bearoff_database
 from nard_rl.engine.position import START_BOARD, Position, flip_boards
-from nard_rl.evaluator import CompositeEvaluator, NetEvaluator
-from nard_rl.network import NetSpec
-from nard_rl.rollout import Estimate, RolloutSettings, board_groups, rollout_values
+from nard_rl.nets.encoding import get_encoding
+from nard_rl.nets.evaluator import CompositeEvaluator, NetEvaluator
+from nard_rl.nets.network import NetSpec
+from nard_rl.search.rollout import Estimate, RolloutSettings, board_groups, rollout_values
 
 
 def bearoff(mover: dict[int, int], opponent: dict[int, int]) -> list[int]:
@@ -263,7 +263,7 @@ def _small_net() -> CompositeEvaluator:
 
 def test_variance_reduction_keeps_the_mean_and_lowers_the_error() -> None:
     # the shipped net: its 0-ply values are what the luck is measured with
-    from nard_rl.evaluator import load_evaluator
+    from nard_rl.nets.evaluator import load_evaluator
 
     ev = load_evaluator("default")
     board = np.array(START_BOARD, dtype=np.int8)[None, :]
@@ -315,7 +315,7 @@ def test_a_certain_looking_outcome_keeps_an_error_bar() -> None:
 def test_a_full_stratified_two_ply_rollout_is_the_two_ply_search(vr: bool) -> None:
     # 1,296 trials meet every pair of first two rolls once: cut after two plies the
     # rollout is exactly the 2-ply expectation, and every luck term sums to zero
-    from nard_rl.search import Search
+    from nard_rl.search.nply import Search
 
     ev = _small_net()
     board = np.array(START_BOARD, dtype=np.int8)[None, :]

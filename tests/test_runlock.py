@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from nard_rl.runlock import (
+from nard_rl.util.runlock import (
     LOCK_NAME,
     LockOwner,
     RunExistsError,
@@ -25,7 +25,7 @@ from nard_rl.runlock import (
 
 HOLD = (
     "import sys, time\n"
-    "from nard_rl.runlock import RunLock\n"
+    "from nard_rl.util.runlock import RunLock\n"
     "lock = RunLock(sys.argv[1]).acquire()\n"
     "print('held', flush=True)\n"
     "time.sleep(120)\n"

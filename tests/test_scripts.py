@@ -133,8 +133,8 @@ def test_make_perft_reproduces_the_committed_counts(tmp_path: Path) -> None:
 
 
 def test_export_checkpoint(tmp_path: Path) -> None:
-    from nard_rl.encoding import get_encoding
-    from nard_rl.network import NetSpec, load_checkpoint, load_network, save_checkpoint
+    from nard_rl.nets.encoding import get_encoding
+    from nard_rl.nets.network import NetSpec, load_checkpoint, load_network, save_checkpoint
 
     enc = get_encoding("tesauro198")
     spec = NetSpec(enc.name, enc.version, enc.size, (8,), "sigmoid", "standard")
@@ -161,8 +161,8 @@ def test_export_checkpoint(tmp_path: Path) -> None:
 def test_average_checkpoints(tmp_path: Path) -> None:
     import torch
 
-    from nard_rl.encoding import get_encoding
-    from nard_rl.network import NetSpec, load_network, save_checkpoint
+    from nard_rl.nets.encoding import get_encoding
+    from nard_rl.nets.network import NetSpec, load_network, save_checkpoint
 
     enc = get_encoding("tesauro198")
     spec = NetSpec(enc.name, enc.version, enc.size, (4,), "sigmoid", "standard")

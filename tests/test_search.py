@@ -22,10 +22,10 @@ from reference_movegen import (
 
 from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.engine.rules import RuleSet, cubeless_equity, get_rules, swap_sides
-from nard_rl.evaluator import exact_finished
+from nard_rl.nets.evaluator import exact_finished
 from nard_rl.players import make_player
 from nard_rl.players.base import PlayerSpec, parse_player_spec
-from nard_rl.search import (
+from nard_rl.search.nply import (
     _REPLIES_PER_ROLL,
     DEFAULT_MAX_ROWS,
     ROLL_WEIGHTS,

@@ -106,8 +106,8 @@ def test_hint_without_dice_is_the_cube_analysis(client: TestClient, analyzer: An
     body = {"board": board, "match": {"length": 7, "score": [2, 4]}}
     cube = client.post("/v1/hint", json=body).json()["cube"]
     assert cube["decision"] in ("no_double", "double_take", "double_pass", "too_good")
-    from nard_rl.cube import CubeState
-    from nard_rl.met import MatchScore
+    from nard_rl.cube.met import MatchScore
+    from nard_rl.cube.model import CubeState
 
     adv = analyzer.advisor(get_rules("standard"))
     want = adv.decide(np.array(board), CubeState(), MatchScore(7, 2, 4))
@@ -397,7 +397,7 @@ def test_config_file_and_validation(tmp_path: Path) -> None:
 
 
 def test_analyzer_rolls_out_close_cube_decisions_when_asked() -> None:
-    from nard_rl.cube import CubeState
+    from nard_rl.cube.model import CubeState
 
     plain, rolling = Analyzer(), Analyzer(cube_rollout=36)
     assert rolling.advisor("standard").rollout_trials == 36

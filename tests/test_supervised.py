@@ -17,16 +17,16 @@ import pytest
 import torch
 
 from nard_rl.cli import main
-from nard_rl.encoding import get_encoding
 from nard_rl.engine.batch import start_boards
 from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.engine.position import flip_boards
 from nard_rl.engine.rules import cubeless_equity
-from nard_rl.evaluator import NetEvaluator, load_evaluator
-from nard_rl.network import EquityNet, NetSpec, load_checkpoint, save_checkpoint
-from nard_rl.rollout import rollout
-from nard_rl.search import Search
-from nard_rl.supervised.fit import (
+from nard_rl.nets.encoding import get_encoding
+from nard_rl.nets.evaluator import NetEvaluator, load_evaluator
+from nard_rl.nets.network import EquityNet, NetSpec, load_checkpoint, save_checkpoint
+from nard_rl.search.nply import Search
+from nard_rl.search.rollout import rollout
+from nard_rl.training.supervised.fit import (
     FitConfig,
     cosine_lr,
     fit,
@@ -34,8 +34,8 @@ from nard_rl.supervised.fit import (
     heldout_mask,
     load_rows,
 )
-from nard_rl.supervised.gate import GateConfig, gate
-from nard_rl.supervised.label import (
+from nard_rl.training.supervised.gate import GateConfig, gate
+from nard_rl.training.supervised.label import (
     LabelConfig,
     collect_decisions,
     collect_outcomes,
@@ -218,8 +218,8 @@ def test_killed_labelling_resumes_with_identical_shards(tmp_path: Path) -> None:
     script = textwrap.dedent(
         f"""
         import sys, time
-        from nard_rl.evaluator import load_evaluator
-        from nard_rl.supervised.label import LabelConfig, label_shard
+        from nard_rl.nets.evaluator import load_evaluator
+        from nard_rl.training.supervised.label import LabelConfig, label_shard
         cfg = LabelConfig(shards=12, decisions_per_shard=6, parallel_games=16, chunk=3)
         ev = load_evaluator({str(teacher)!r})
         for i in range(12):  # shard by shard, paced, so that the kill lands part-way
@@ -306,7 +306,7 @@ def test_cosine_decay_runs_from_lr_to_lr_final_and_is_validated(tmp_path: Path) 
 
 
 def test_gate_accepts_only_a_clear_winner(tmp_path: Path) -> None:
-    from nard_rl.net_player import default_checkpoint_path
+    from nard_rl.nets.paths import default_checkpoint_path
 
     weak = _save(tmp_path / "weak.pt", _net(7), _spec())
     strong = default_checkpoint_path()
@@ -318,7 +318,7 @@ def test_gate_accepts_only_a_clear_winner(tmp_path: Path) -> None:
 
 
 def test_gate_with_the_race_net_plays_both_nets_with_it(tmp_path: Path) -> None:
-    from nard_rl.net_player import default_checkpoint_path
+    from nard_rl.nets.paths import default_checkpoint_path
 
     strong = default_checkpoint_path()
     res = gate(strong, strong, GateConfig(games=20), race_net=True)
@@ -327,7 +327,7 @@ def test_gate_with_the_race_net_plays_both_nets_with_it(tmp_path: Path) -> None:
 
 
 def test_race_suffix_pairs_a_checkpoint_with_the_race_net(tmp_path: Path) -> None:
-    from nard_rl.evaluator import CompositeEvaluator
+    from nard_rl.nets.evaluator import CompositeEvaluator
     from nard_rl.players.base import make_player, parse_player_spec
 
     path = _save(tmp_path / "c.pt", _net(3), _spec())
@@ -412,7 +412,7 @@ def test_promote_accepts_a_rejected_candidate_only_with_a_note(tmp_path: Path) -
     becomes the teacher with the note in its history; nothing else is promotable."""
     import json
 
-    from nard_rl.supervised.pipeline import current_generation, promote
+    from nard_rl.training.supervised.pipeline import current_generation, promote
 
     run = tmp_path / "r"
     (run / "gen_001").mkdir(parents=True)
@@ -460,8 +460,8 @@ def test_label_race_net_pairs_the_teacher_with_the_shipped_race_net(
 ) -> None:
     """``label.race_net=true`` labels with the current net plus the rule set's race net
     (the default player's make-up); the shard's recorded config says which it was."""
-    import nard_rl.supervised.pipeline as pipeline
-    from nard_rl.evaluator import load_evaluator
+    import nard_rl.training.supervised.pipeline as pipeline
+    from nard_rl.nets.evaluator import load_evaluator
 
     seen: list[object] = []
     seen_devices: list[object] = []

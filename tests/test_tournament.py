@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from nard_rl.evaluation import MatchResult
-from nard_rl.tournament import (
+from nard_rl.arena.matches import MatchResult
+from nard_rl.arena.tournament import (
     CSV_COLUMNS,
     Entrant,
     find_checkpoints,

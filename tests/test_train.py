@@ -13,14 +13,14 @@ import numpy as np
 import pytest
 import torch
 
-from nard_rl.config import TrainConfig
-from nard_rl.encoding import get_encoding
 from nard_rl.engine.batch import with_passes
 from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.engine.rules import STANDARD
-from nard_rl.network import NetSpec, load_checkpoint
-from nard_rl.selfplay import SelfPlay, outcome_probs
-from nard_rl.train import train
+from nard_rl.nets.encoding import get_encoding
+from nard_rl.nets.network import NetSpec, load_checkpoint
+from nard_rl.training.config import TrainConfig
+from nard_rl.training.selfplay import SelfPlay, outcome_probs
+from nard_rl.training.td import train
 
 
 def _smoke_cfg(tmp_path: Path, games: int, **trainer: object) -> TrainConfig:
@@ -159,7 +159,7 @@ def test_killed_run_resumes(tmp_path: Path) -> None:
 
 
 def test_lambda_returns_by_hand() -> None:
-    from nard_rl.selfplay import lambda_returns
+    from nard_rl.training.selfplay import lambda_returns
 
     # three afterstates, movers A, B, A; A wins a gammon at the end
     v = np.array(
@@ -190,7 +190,7 @@ def test_lambda_returns_follow_the_definition_not_a_plain_mix() -> None:
     """G_t = (1 - lam) * sum_n lam^(n-1) G_t^(n) + lam^(N-1) G_t^(N) over the n-step returns
     (the value n plies on, seen from t's side); with five afterstates this is a polynomial
     in lam, so no mix of the one-step and Monte Carlo targets can pass."""
-    from nard_rl.selfplay import lambda_returns
+    from nard_rl.training.selfplay import lambda_returns
 
     rng = np.random.default_rng(3)
     v = rng.uniform(0.05, 0.6, size=(5, 5)).astype(np.float32)
@@ -235,7 +235,7 @@ def test_the_loop_reads_a_typed_config_and_refuses_bad_fields_by_name() -> None:
     from omegaconf import OmegaConf
     from omegaconf.errors import ConfigKeyError, ValidationError
 
-    from nard_rl.config import to_train_config
+    from nard_rl.training.config import to_train_config
 
     typed = to_train_config({"trainer": {"lr": 0.05, "games": 10}, "model": {"hidden": [4]}})
     assert isinstance(typed, TrainConfig) and typed.trainer.lr == 0.05
@@ -333,7 +333,7 @@ def test_a_second_trainer_on_a_run_in_use_refuses_and_a_killed_ones_lock_is_take
 def test_resume_from_a_checkpoint_whose_weights_do_not_fit_is_a_clear_error(
     tmp_path: Path,
 ) -> None:
-    from nard_rl.network import CheckpointError
+    from nard_rl.nets.network import CheckpointError
 
     last = train(_smoke_cfg(tmp_path, 40, final_eval_games=0))
     ckpt = torch.load(last, weights_only=True)

@@ -8,10 +8,10 @@ import pytest
 from reference_movegen import reference_afterstates
 
 import nard_rl.envs  # noqa: F401  (registers the ids)
-from nard_rl.encoding import get_encoding
 from nard_rl.engine.position import START_BOARD, Position
 from nard_rl.envs.core import MAX_CANDIDATES, gather_slices
 from nard_rl.envs.vector import NardVectorEnv, segment_argmax
+from nard_rl.nets.encoding import get_encoding
 
 
 def random_actions(infos: dict, rng: np.random.Generator) -> np.ndarray:

@@ -9,13 +9,13 @@ Definitions (GNU Backgammon's, so that figures compare with what players know):
   reports show millipoints (mEMG), a thousandth of that.  So an error is as big at
   2-away/2-away on a 2-cube as in a money game.
 * **Checker play.**  The legal plays are ranked at ``ply`` for the cube and score
-  (``nard_rl.search.Search.rank`` with ``nard_rl.cube.score_utility``: money equity or
+  (``nard_rl.search.nply.Search.rank`` with ``nard_rl.cube.model.score_utility``: money equity or
   match-winning chance); the play made, when the move filter stopped it earlier, is read
   at the best play's ply.  The error is the best play's value minus the played one's.
   A move with more than one distinct legal play (by resulting position) is *unforced*;
   only those are checker decisions.
 * **Cube.**  At every turn where the player on roll may double, the cube advisor
-  (``nard_rl.cubeful.CubeAdvisor``, the one ``nard cube`` uses, at ``cube_ply``, close
+  (``nard_rl.cube.cubeful.CubeAdvisor``, the one ``nard cube`` uses, at ``cube_ply``, close
   decisions one ply deeper; the match score through the MET) gives no double,
   double/take and double/pass.  Doubling is worth ``min(DT, DP)``, holding ``ND``; the
   error is the better of the two minus the one chosen.  A decision counts when the player
@@ -44,7 +44,8 @@ from typing import Any
 
 import numpy as np
 
-from nard_rl.cube import DOUBLE_PASS, DOUBLE_TAKE, CubeState, score_utility
+from nard_rl.cube.met import MatchScore
+from nard_rl.cube.model import DOUBLE_PASS, DOUBLE_TAKE, CubeState, score_utility
 from nard_rl.engine.batch import ROLL_WEIGHTS, ROLLS, with_passes
 from nard_rl.engine.game import (
     Double,
@@ -63,7 +64,6 @@ from nard_rl.engine.ids import MatchInfo, encode_match_id
 from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.engine.position import Position
 from nard_rl.engine.rules import RuleSet, get_rules
-from nard_rl.met import MatchScore
 from nard_rl.records.model import ReplayedGame, ReplayedMatch, event_numbers
 
 MARKS = (("very bad", 0.16), ("bad", 0.08), ("doubtful", 0.04))
@@ -268,8 +268,8 @@ class MatchAnalyser:
     their caches across games."""
 
     def __init__(self, evaluator: Any, settings: Settings | None = None) -> None:
-        from nard_rl.cubeful import CubeAdvisor
-        from nard_rl.search import Search
+        from nard_rl.cube.cubeful import CubeAdvisor
+        from nard_rl.search.nply import Search
 
         self.settings = settings or Settings()
         self.evaluator = evaluator
@@ -279,7 +279,7 @@ class MatchAnalyser:
 
     @classmethod
     def load(cls, net: str = "default", settings: Settings | None = None) -> MatchAnalyser:
-        from nard_rl.evaluator import load_evaluator
+        from nard_rl.nets.evaluator import load_evaluator
 
         return cls(load_evaluator(net), settings)
 

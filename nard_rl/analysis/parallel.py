@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from nard_rl.analysis.core import GameAnalysis, MatchAnalyser, MatchAnalysis, Settings
-from nard_rl.progress import progress_bar
 from nard_rl.records.model import ReplayedGame, ReplayedMatch
+from nard_rl.util.progress import progress_bar
 
 _WORKER: MatchAnalyser | None = None
 

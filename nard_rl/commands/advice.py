@@ -2,9 +2,9 @@
 
 A player at the prompt asks ``hint`` at any decision and wants the answer to *that*
 decision: which play, whether to double or roll, whether to take or pass.  The numbers come
-from ``nard_rl.search`` (plays) and ``nard_rl.cube`` (cube decisions); this module only turns
-them into lines, once for both commands, with readable names instead of identifiers
-(``Double, take``, not ``double_take``).
+from ``nard_rl.search.nply`` (plays) and ``nard_rl.cube.model`` (cube decisions); this
+module only turns them into lines, once for both commands, with readable names instead of
+identifiers (``Double, take``, not ``double_take``).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from nard_rl.cube import CubeDecision
-    from nard_rl.search import RankedPlay
+    from nard_rl.cube.model import CubeDecision
+    from nard_rl.search.nply import RankedPlay
 
 CUBE_ACTIONS = {
     "no_double": "No double",
@@ -67,7 +67,7 @@ def cube_lines(decision: CubeDecision, ply: int, *, match: bool = False) -> list
 
 def take_lines(decision: CubeDecision, *, match: bool = False) -> list[str]:
     """The receiver's side of a double: ``decision`` is the doubler's cube decision (from
-    the doubler's view, see ``nard_rl.cube.take_decision``); the equities are turned to the
+    the doubler's view, see ``nard_rl.cube.model.take_decision``); the equities are turned to the
     receiver's side (the negatives of the doubler's)."""
     take = decision.double_take
     drop = decision.double_pass

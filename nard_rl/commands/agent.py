@@ -12,7 +12,7 @@ take a seat without Python bindings.  Protocol, one JSON object a line each way:
 * optional ``"cube": {"value", "owner"}`` (owner ``centered``/``mover``/``opponent``),
   ``"match": {"length", "score": [mover, opponent], "crawford"}`` (length 0: money) and
   ``"jacoby"``: the play is then chosen for that cube and score
-  (``nard_rl.cube.score_utility``: match-winning chances in a match, money equity at the
+  (``nard_rl.cube.model.score_utility``: match-winning chances in a match, money equity at the
   stake with Jacoby where on) by players with outcome probabilities (nets, searches);
 * a roll with no legal play (R16) answers ``{"move": "", "board": <unchanged>}``;
 * cube questions (network players): without ``"dice"`` the answer is ``{"action":
@@ -94,8 +94,8 @@ def answer_request(request: dict[str, Any], player: Player, rules: RuleSet) -> d
         return {"move": "", "board": list(position.board)}
     dice = np.array([d1, d2], dtype=np.int8)
     if any(k in request for k in ("cube", "match", "jacoby")):
-        from nard_rl.cube import score_utility
-        from nard_rl.cubeful import score_aware_choice
+        from nard_rl.cube.cubeful import score_aware_choice
+        from nard_rl.cube.model import score_utility
 
         cube, match, jacoby = cube_and_match_from_request(request)
         utility = score_utility(ruleset.with_options(jacoby=jacoby), cube, match)

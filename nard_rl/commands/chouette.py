@@ -4,9 +4,9 @@ The session, the roll-off, every game's decisions, the ledger and the rotation a
 engine's (``nard_rl.engine.chouette``); this command only seats the players.  Seats
 ``P1 .. PH`` are humans (moves in gnubg notation, e.g. ``24/18 13/11``), the rest bots.
 A bot advises itself with the net: its plays from ``--player`` (the net at 0-ply by
-default), its cube actions from the net's shared cube advisor (``nard_rl.cubeful``,
+default), its cube actions from the net's shared cube advisor (``nard_rl.cube.cubeful``,
 the one ``nard play`` and the server use: 1-ply pre-roll probabilities through
-``nard_rl.cube``'s ``cube_decision`` to double and ``take_decision`` to answer).
+``nard_rl.cube.model``'s ``cube_decision`` to double and ``take_decision`` to answer).
 
 ``--bots N --games G --seed S --json`` plays a whole session of bots and prints one JSON
 line per game (see ``ChouetteGame.summary``: box, captain, team, doubles, winner,
@@ -26,10 +26,10 @@ import numpy as np
 from nard_rl.engine.ascii import HOME_SIDES
 
 if TYPE_CHECKING:  # the engine's game (numba kernels) is imported where it is used
-    from nard_rl.cube import CubeDecision, CubeState
+    from nard_rl.cube.model import CubeDecision, CubeState
     from nard_rl.engine.chouette import Chouette, ChouetteGame, Seat
-    from nard_rl.net_player import NetworkPlayer
     from nard_rl.players.base import Player
+    from nard_rl.players.net import NetworkPlayer
 
 NAME = "chouette"
 HELP = "Chouette (R35-R37): one box against a team of humans and bots."
@@ -99,7 +99,7 @@ class Advisor:
 
     def _cube_view(self, game: ChouetteGame) -> tuple[np.ndarray, CubeState, float]:
         """The side on roll's board, cube (before any pending double) and efficiency."""
-        from nard_rl.cube import CubeState, cube_efficiency
+        from nard_rl.cube.model import CubeState, cube_efficiency
 
         g = game.game
         owner = "centered"
@@ -138,7 +138,7 @@ class BotSeat:
         return self.advisor.best_play(game)
 
     def wants_double(self, game: ChouetteGame, player: int) -> bool:
-        from nard_rl.cube import DOUBLE_PASS, DOUBLE_TAKE
+        from nard_rl.cube.model import DOUBLE_PASS, DOUBLE_TAKE
 
         return self.advisor.cube(game).decision in (DOUBLE_TAKE, DOUBLE_PASS)
 

@@ -25,9 +25,9 @@ from nard_rl.server.state import dice_from_request as dice_from_request
 if TYPE_CHECKING:  # the cube and the score are imported where used: `nard moves` starts faster
     from omegaconf import DictConfig
 
+    from nard_rl.cube.met import MatchScore
     from nard_rl.engine.rules import RuleSet
-    from nard_rl.met import MatchScore
-    from nard_rl.net_player import NetworkPlayer
+    from nard_rl.players.net import NetworkPlayer
 
 
 def add_position_arguments(parser: argparse.ArgumentParser) -> None:
@@ -82,8 +82,8 @@ def load_net_player(
     """The network player a ``--net``/``--player`` value names (``default`` or a path,
     through ``checkpoint_paths.resolve_checkpoint``); a file that is no checkpoint raises a
     ``ValueError`` naming it instead of torch's own error types."""
-    from nard_rl.checkpoint_paths import resolve_checkpoint
-    from nard_rl.net_player import NetworkPlayer
+    from nard_rl.nets.paths import resolve_checkpoint
+    from nard_rl.players.net import NetworkPlayer
 
     path = resolve_checkpoint(spec, rules)
     with checkpoint_errors(path):
@@ -132,7 +132,7 @@ def match_from_args(args: argparse.Namespace) -> MatchScore | None:
         return None
     if args.jacoby:
         raise ValueError("the Jacoby rule does not apply in matches (R33)")
-    from nard_rl.met import MatchScore
+    from nard_rl.cube.met import MatchScore
 
     return MatchScore(args.match, args.score[0], args.score[1], bool(args.crawford))
 

@@ -18,18 +18,18 @@ from nard_rl.commands.common import (
     position_from_args,
     position_from_request,
 )
-from nard_rl.cube import (
+from nard_rl.cube.met import MatchScore
+from nard_rl.cube.model import (
     PROB_NAMES,
     CubeDecision,
     CubeState,
 )
 from nard_rl.engine.position import Position, PositionError
 from nard_rl.engine.rules import get_rules
-from nard_rl.met import MatchScore
 from nard_rl.server.jsonl import serve_lines
 
-if TYPE_CHECKING:  # nard_rl.cubeful imports torch: only inside the functions that need it
-    from nard_rl.cubeful import CubeAdvisor
+if TYPE_CHECKING:  # nard_rl.cube.cubeful imports torch: only inside the functions that need it
+    from nard_rl.cube.cubeful import CubeAdvisor
 
 NAME = "cube"
 HELP = "The cube action (no double, double/take, double/pass, too good) with a network."
@@ -44,7 +44,7 @@ _PHRASES = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from nard_rl.cubeful import DEFAULT_CUBE_PLY, DEFAULT_CUBE_ROLLOUT, DEFAULT_REFINE_MARGIN
+    from nard_rl.cube.cubeful import DEFAULT_CUBE_PLY, DEFAULT_CUBE_ROLLOUT, DEFAULT_REFINE_MARGIN
 
     add_position_arguments(parser)
     add_cube_arguments(parser)
@@ -87,9 +87,9 @@ def load_advisor(
     """The cube advisor of a checkpoint (``default``: the shipped net) at ``ply``, close
     decisions read one ply deeper (``refine``: the margin, 0 for off) and rolled out
     (``rollout``: games per close decision, 0 for off; with ``refine`` 0 no decision
-    is close).  ``None`` takes ``nard_rl.cubeful``'s default for each."""
-    from nard_rl import cubeful
-    from nard_rl.evaluator import load_evaluator
+    is close).  ``None`` takes ``nard_rl.cube.cubeful``'s default for each."""
+    from nard_rl.cube import cubeful
+    from nard_rl.nets.evaluator import load_evaluator
 
     with checkpoint_errors(net):
         evaluator = load_evaluator(net)

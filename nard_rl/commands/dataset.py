@@ -1,4 +1,5 @@
-"""``nard dataset``: the lasting store of labelled positions (``nard_rl.supervised.dataset``).
+"""``nard dataset``: the lasting store of labelled positions
+(``nard_rl.training.supervised.dataset``).
 
 * ``nard dataset add SHARDS_DIR --teacher NAME --checkpoint PATH``: keep a labelling job's
   shards (a pipeline generation's ``gen_NNN/shards``) as one source;
@@ -43,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nard_rl.supervised import dataset
+    from nard_rl.training.supervised import dataset
 
     try:
         if args.action == "add":
@@ -63,8 +64,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"{len(shards)} shards kept in {folder}")
             print(f"card: {dataset.write_card(args.root, budget)}")
         elif args.action == "relabel":
-            from nard_rl.checkpoint_paths import resolve_checkpoint
-            from nard_rl.evaluator import load_evaluator
+            from nard_rl.nets.evaluator import load_evaluator
+            from nard_rl.nets.paths import resolve_checkpoint
 
             rules = next(
                 (r["rules"] for r in dataset.summary(args.root) if r["name"] == args.source),

@@ -33,10 +33,10 @@ from typing import Any
 
 from tqdm import tqdm
 
+from nard_rl.arena.matches import MatchResult, match_result, play_match, play_pairs
 from nard_rl.engine.rules import RuleSet, get_rules
-from nard_rl.evaluation import MatchResult, match_result, play_match, play_pairs
 from nard_rl.players.base import Player, make_player
-from nard_rl.progress import progress_bar
+from nard_rl.util.progress import progress_bar
 
 NAME = "evaluate"
 HELP = "Play duplicate-dice matches between players, or a tournament over checkpoints."
@@ -109,7 +109,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--cube",
         action="store_true",
         help="money games with the cube: points per game with the stakes (nets decide the "
-        "cube with nard_rl.cubeful, gnubg with its own cubeful analysis at its ply)",
+        "cube with nard_rl.cube.cubeful, gnubg with its own cubeful analysis at its ply)",
     )
     cube.add_argument(
         "--match",
@@ -175,7 +175,7 @@ def check_device(device: str) -> str:
     """Fail early on a device this machine lacks (only torch when a GPU is asked for)."""
     if device == "cpu":
         return device
-    from nard_rl.network import resolve_device
+    from nard_rl.nets.network import resolve_device
 
     return str(resolve_device(device))
 
@@ -293,7 +293,7 @@ def _match_in_workers(
     import functools
     import time
 
-    from nard_rl.evaluation import play_pairs_sharded
+    from nard_rl.arena.matches import play_pairs_sharded
 
     t0 = time.perf_counter()
     play = functools.partial(
@@ -365,8 +365,8 @@ def run_single(args: argparse.Namespace, rules: RuleSet) -> int:
 
 
 def run_cubeful(args: argparse.Namespace, rules: RuleSet) -> int:
-    """``--cube`` / ``--match L``: ``nard_rl.cubegames.play_cubeful`` between A and B."""
-    from nard_rl.cubegames import cube_policy, make_cube_bot, play_cubeful
+    """``--cube`` / ``--match L``: ``nard_rl.arena.cubegames.play_cubeful`` between A and B."""
+    from nard_rl.arena.cubegames import cube_policy, make_cube_bot, play_cubeful
 
     if args.round_robin is not None or len(args.players) != 2:
         raise UsageError("--cube and --match take exactly two players A B (no --round-robin)")
@@ -407,7 +407,7 @@ def run_cubeful(args: argparse.Namespace, rules: RuleSet) -> int:
 
 
 def run_round_robin(args: argparse.Namespace, rules: RuleSet) -> int:
-    from nard_rl import tournament as tn
+    from nard_rl.arena import tournament as tn
 
     if args.players:
         raise UsageError("--round-robin takes no player arguments (use --include)")
@@ -510,7 +510,7 @@ def _run_as_rank(args: argparse.Namespace, rules: RuleSet) -> int:
     import contextlib
     import io
 
-    from nard_rl.distributed import init_distributed
+    from nard_rl.training.distributed import init_distributed
 
     ctx = init_distributed(args.device)
     args.distributed, args.rank = ctx.enabled, ctx.rank

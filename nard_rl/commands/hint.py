@@ -12,7 +12,7 @@ from nard_rl.commands.common import (
     match_from_args,
     position_from_args,
 )
-from nard_rl.cube import Utility
+from nard_rl.cube.model import Utility
 from nard_rl.engine.position import PositionError
 from nard_rl.engine.rules import PROB_NAMES, get_rules
 
@@ -55,10 +55,10 @@ def rank_plays(
     utility: Utility | None = None,
 ) -> list[dict[str, object]]:
     """Every legal play with its outcome probabilities and equity at ``ply`` (the
-    evaluator of ``net`` through ``nard_rl.search``), best first; ``ply`` per play says
+    evaluator of ``net`` through ``nard_rl.search.nply``), best first; ``ply`` per play says
     how deep it was looked at (the move filter stops clearly worse plays earlier)."""
-    from nard_rl.evaluator import load_evaluator
-    from nard_rl.search import Search, check_ply
+    from nard_rl.nets.evaluator import load_evaluator
+    from nard_rl.search.nply import Search, check_ply
 
     check_ply(ply)
     ruleset = get_rules(rules)
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         for d in args.dice:
             if not 1 <= d <= 6:
                 raise PositionError(f"dice must be in 1..6, got {d}")
-        from nard_rl.cube import CubeState, score_utility
+        from nard_rl.cube.model import CubeState, score_utility
 
         ruleset = get_rules(args.rules).with_options(jacoby=args.jacoby)
         cube = CubeState(args.cube, args.owner)

@@ -29,10 +29,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _main(cfg: DictConfig) -> None:
-    from nard_rl.distributed import torchrun_env
-    from nard_rl.network import CheckpointError
-    from nard_rl.runlock import RunExistsError, RunLockedError
-    from nard_rl.supervised.pipeline import run_pipeline
+    from nard_rl.nets.network import CheckpointError
+    from nard_rl.training.distributed import torchrun_env
+    from nard_rl.training.supervised.pipeline import run_pipeline
+    from nard_rl.util.runlock import RunExistsError, RunLockedError
 
     try:
         accepted = run_pipeline(cfg)
@@ -46,12 +46,12 @@ def _main(cfg: DictConfig) -> None:
 def run_hydra(overrides: Sequence[str]) -> int:
     from hydra.core.config_store import ConfigStore
 
-    from nard_rl.runlock import hydra_guard_overrides
-    from nard_rl.supervised.pipeline import PipelineConfig
+    from nard_rl.training.supervised.pipeline import PipelineConfig
+    from nard_rl.util.runlock import hydra_guard_overrides
 
     ConfigStore.instance().store(name=SCHEMA, node=PipelineConfig)
     # the run is claimed (refusal, lock) before Hydra writes into it, as in ``nard train``
-    guard = hydra_guard_overrides("nard_rl.supervised.pipeline:claim_run")
+    guard = hydra_guard_overrides("nard_rl.training.supervised.pipeline:claim_run")
     return run_hydra_app("nard pipeline", "pipeline", _main, [*overrides, *guard])
 
 

@@ -1,10 +1,10 @@
 """``nard play``: a game (or match) against the bot in the terminal.
 
 The bot is a network (the shipped net by default) that chooses its plays by the
-score-aware ``nard_rl.cube.score_utility`` (money equity, or match-winning chances at the
-score), searched ``--ply`` plies deep (``nard_rl.search``, 0 by default), and its cube
-actions with ``nard_rl.cubeful.CubeAdvisor``; it answers the human's doubles with the shared
-``nard_rl.cube.take_decision``, from the doubler's view.  The game flow, legality and scoring
+score-aware ``nard_rl.cube.model.score_utility`` (money equity, or match-winning chances at the
+score), searched ``--ply`` plies deep (``nard_rl.search.nply``, 0 by default), and its cube
+actions with ``nard_rl.cube.cubeful.CubeAdvisor``; it answers the human's doubles with the shared
+``nard_rl.cube.model.take_decision``, from the doubler's view.  The game flow, legality and scoring
 are the engine's ``Match``/``Game``, so nothing here re-implements a rule.
 
 What the human sees: the board from their own side all game long
@@ -36,11 +36,11 @@ from nard_rl.engine.ascii import HOME_SIDES
 if TYPE_CHECKING:
     import numpy as np
 
-    from nard_rl.cube import CubeDecision, CubeState
+    from nard_rl.cube.met import MatchScore
+    from nard_rl.cube.model import CubeDecision, CubeState
     from nard_rl.engine.game import Clock, Game, GameResult, Play
     from nard_rl.engine.rules import RuleSet
-    from nard_rl.met import MatchScore
-    from nard_rl.search import RankedPlay
+    from nard_rl.search.nply import RankedPlay
 
 NAME = "play"
 HELP = "Play against the bot in the terminal (moves like 24/18 13/11; 'help' for commands)."
@@ -125,11 +125,11 @@ class Session:
         self.confirm = confirm
         self.autosave = autosave
         from nard_rl.commands.common import load_net_player
-        from nard_rl.cubeful import DEFAULT_CUBE_PLY, CubeAdvisor
+        from nard_rl.cube.cubeful import DEFAULT_CUBE_PLY, CubeAdvisor
         from nard_rl.engine.game import Match
         from nard_rl.engine.rules import get_rules
-        from nard_rl.evaluator import NetEvaluator
-        from nard_rl.search import Search
+        from nard_rl.nets.evaluator import NetEvaluator
+        from nard_rl.search.nply import Search
 
         self.rules = get_rules(rules)
         self.bot = load_net_player(net, rules=self.rules)
@@ -157,7 +157,7 @@ class Session:
 
     # the bot's decisions ------------------------------------------------------------------
     def _score_for(self, me: int) -> MatchScore | None:
-        from nard_rl.met import MatchScore
+        from nard_rl.cube.met import MatchScore
 
         if not self.length:
             return None
@@ -166,7 +166,7 @@ class Session:
         return MatchScore(self.length, s[me], s[1 - me], crawford)
 
     def _utility(self, game: Game, me: int) -> Callable[[np.ndarray], np.ndarray]:
-        from nard_rl.cube import CubeState, score_utility
+        from nard_rl.cube.model import CubeState, score_utility
 
         cube = CubeState.from_seats(game.cube_value, game.cube_owner, me)
         return score_utility(self.rules, cube, self._score_for(me))
@@ -178,7 +178,7 @@ class Session:
         return self.search.rank(game.position.board, game.dice, self.ply, self._utility(game, me))
 
     def bot_turn(self, game: Game) -> None:
-        from nard_rl.cube import CubeState
+        from nard_rl.cube.model import CubeState
         from nard_rl.engine.game import Phase
 
         if game.phase is Phase.ROLL_OR_DOUBLE:
@@ -222,7 +222,7 @@ class Session:
 
     def answer_resignation(self, game: Game) -> None:
         """Accept when the resignation is worth at least playing on, by the shared
-        ``nard_rl.cube.resignation_answer`` (the score utility: points at money, the
+        ``nard_rl.cube.model.resignation_answer`` (the score utility: points at money, the
         match-winning chance in a match).
 
         The human is on roll, so the board from the bot's side is the bot's afterstate
@@ -230,7 +230,7 @@ class Session:
         mars)."""
         import numpy as np
 
-        from nard_rl.cube import CubeState, resignation_answer
+        from nard_rl.cube.model import CubeState, resignation_answer
         from nard_rl.engine.game import ResultKind
 
         pending = game.pending_resignation
@@ -278,7 +278,7 @@ class Session:
     def hint(self, game: Game) -> None:
         """The bot's advice on the decision the human faces now."""
         from nard_rl.commands.advice import cube_lines, play_lines, take_lines
-        from nard_rl.cube import CubeState
+        from nard_rl.cube.model import CubeState
         from nard_rl.engine.game import Phase
 
         match = self.length > 0

@@ -1,5 +1,5 @@
 """``nard rollout``: roll out a position, its candidate plays for a roll, or its cube
-decision, with standard errors (``nard_rl.rollout_jobs``, ``nard_rl.rollout``).
+decision, with standard errors (``nard_rl.search.jobs``, ``nard_rl.search.rollout``).
 
 ``--jsonl`` answers request lines on stdin, one answer line each in the input order,
 whatever a line holds (``{"error": ...}`` for one that cannot be rolled out): the fields
@@ -87,7 +87,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _defaults(args: argparse.Namespace) -> Any:
-    from nard_rl.rollout import RolloutSettings
+    from nard_rl.search.rollout import RolloutSettings
 
     return RolloutSettings(
         trials=args.trials,
@@ -140,7 +140,7 @@ def _init_worker(net: str) -> None:
 
 
 def _evaluator(name: str) -> Any:
-    from nard_rl.evaluator import load_evaluator
+    from nard_rl.nets.evaluator import load_evaluator
 
     evs = _WORKER["evaluators"]
     if name not in evs:
@@ -158,8 +158,8 @@ def _work(rollout_plan: Any, lo: int, hi: int) -> Any:
 
 
 def _chunk(rollout_plan: Any, lo: int, hi: int) -> Any:
-    from nard_rl.rollout_jobs import chunk_values
-    from nard_rl.search import Search
+    from nard_rl.search.jobs import chunk_values
+    from nard_rl.search.nply import Search
 
     name = rollout_plan.task.rules.name
     ev = _evaluator(name)
@@ -177,8 +177,8 @@ def run_plans(
     each plan completes, in index order."""
     import numpy as np
 
-    from nard_rl.progress import progress_bar
-    from nard_rl.rollout_jobs import CHUNK_TRIALS, chunks
+    from nard_rl.search.jobs import CHUNK_TRIALS, chunks
+    from nard_rl.util.progress import progress_bar
 
     live = [i for i, p in enumerate(plans) if p is not None]
     # workers take whole requests when there are enough to go round (a chunk of a fast
@@ -249,8 +249,8 @@ def run_plans(
 
 
 def _plan_request(request: Any, args: argparse.Namespace, evaluators: dict[str, Any]) -> Any:
-    from nard_rl.evaluator import load_evaluator
-    from nard_rl.rollout_jobs import plan
+    from nard_rl.nets.evaluator import load_evaluator
+    from nard_rl.search.jobs import plan
     from nard_rl.server.routes_rollout import task_from_request
 
     task = task_from_request(request, args.rules, _defaults(args))
@@ -262,7 +262,7 @@ def _plan_request(request: Any, args: argparse.Namespace, evaluators: dict[str, 
 
 def serve_jsonl(stdin: Iterable[str], stdout: TextIO, args: argparse.Namespace) -> int:
     """Answer every non-empty line of ``stdin``, in order."""
-    from nard_rl.rollout_jobs import answer
+    from nard_rl.search.jobs import answer
 
     evaluators: dict[str, Any] = {}
     plans: list[Any] = []
@@ -369,7 +369,7 @@ def run(args: argparse.Namespace) -> int:
         except (ValueError, OSError) as exc:
             print(f"nard rollout: error: {exc}", file=sys.stderr)
             return 2
-    from nard_rl.rollout_jobs import answer
+    from nard_rl.search.jobs import answer
 
     try:
         p = _plan_request(_request_from_args(args), args, {})

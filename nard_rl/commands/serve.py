@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError("--gnubg-external needs a single worker (one TCP listener)")
         # a bad --net is told in one line here; inside the app's startup it would be a
         # traceback of the server framework
-        from nard_rl.evaluator import load_evaluator
+        from nard_rl.nets.evaluator import load_evaluator
 
         load_evaluator(cfg.net, rules=cfg.rules)
     except (ValueError, OSError) as exc:

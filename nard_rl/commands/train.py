@@ -28,9 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _main(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
 
-    from nard_rl.network import CheckpointError
-    from nard_rl.runlock import RunExistsError, RunLockedError
-    from nard_rl.train import train
+    from nard_rl.nets.network import CheckpointError
+    from nard_rl.training.td import train
+    from nard_rl.util.runlock import RunExistsError, RunLockedError
 
     try:
         train(cfg, run_dir=HydraConfig.get().runtime.output_dir)
@@ -40,13 +40,13 @@ def _main(cfg: DictConfig) -> None:
 
 
 def run_hydra(overrides: Sequence[str]) -> int:
-    from nard_rl.config import register_configs
-    from nard_rl.runlock import hydra_guard_overrides
+    from nard_rl.training.config import register_configs
+    from nard_rl.util.runlock import hydra_guard_overrides
 
     register_configs()
     # claim the run directory (refuse a fresh start over a run, lock it) before Hydra
     # saves its config there, so a refused start leaves the run's files as they were
-    guard = hydra_guard_overrides("nard_rl.train:claim_run")
+    guard = hydra_guard_overrides("nard_rl.training.td:claim_run")
     return run_hydra_app("nard train", "train", _main, [*overrides, *guard])
 
 

@@ -50,7 +50,7 @@ from numba import njit
 
 from nard_rl.engine.batch import ROLL_WEIGHTS, ROLLS
 from nard_rl.engine.movegen import legal_afterstates_batch
-from nard_rl.io import atomic_write
+from nard_rl.util.io import atomic_write
 
 __all__ = [
     "N_POSITIONS",

@@ -71,7 +71,7 @@ class PlayerFactory(Protocol):
 
 _FACTORIES: dict[str, PlayerFactory | Callable[..., Player]] = {}
 BUILTIN_SPECS = ("random", "pubeval", "gnubg", "gnubg:PLY")
-NETWORK_MODULE = "nard_rl.net_player"
+NETWORK_MODULE = "nard_rl.players.net"
 
 
 def register_player_factory(name: str, factory: PlayerFactory | Callable[..., Player]) -> None:

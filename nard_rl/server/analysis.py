@@ -1,8 +1,8 @@
 """Move and cube analysis shared by every front end (HTTP, gnubg's protocol, JSON lines).
 
 Nothing here evaluates positions on its own: probabilities come from the shared
-evaluator (``nard_rl.evaluator.load_evaluator``) and, above 0-ply, from the lookahead
-``nard_rl.search.Search``; cube actions from ``nard_rl.cube``; legal plays from the
+evaluator (``nard_rl.nets.evaluator.load_evaluator``) and, above 0-ply, from the lookahead
+``nard_rl.search.nply.Search``; cube actions from ``nard_rl.cube.model``; legal plays from the
 engine.  What this module adds is the glue every front end needs: one evaluator per rule
 set, the utility for the cube and score, the ranking as JSON-ready dicts, the bot's
 decisions (roll or double, take or pass, the play, a resignation answer).
@@ -21,15 +21,21 @@ from typing import Any
 
 import numpy as np
 
-from nard_rl.cube import PROB_NAMES, CubeDecision, CubeState, resignation_answer, score_utility
-from nard_rl.cubeful import CubeAdvisor
+from nard_rl.cube.cubeful import CubeAdvisor
+from nard_rl.cube.met import MatchScore
+from nard_rl.cube.model import (
+    PROB_NAMES,
+    CubeDecision,
+    CubeState,
+    resignation_answer,
+    score_utility,
+)
 from nard_rl.engine.movegen import legal_afterstates
 from nard_rl.engine.movetext import format_plays
 from nard_rl.engine.position import Position, PositionError
 from nard_rl.engine.rules import RuleSet, get_rules
-from nard_rl.evaluator import Evaluator, load_evaluator
-from nard_rl.met import MatchScore
-from nard_rl.search import MAX_PLY, Search
+from nard_rl.nets.evaluator import Evaluator, load_evaluator
+from nard_rl.search.nply import MAX_PLY, Search
 from nard_rl.server.jsonl import shown
 from nard_rl.server.state import DecisionState
 
@@ -56,7 +62,7 @@ class Analyzer:
 
     ``net`` is an evaluator spec (``default`` or a checkpoint path), ``ply`` the default
     lookahead of hints, ``cube_ply`` that of cube decisions (one roll ahead by default,
-    see ``nard_rl.cubeful``), ``cube_rollout`` the games rolled out per close cube
+    see ``nard_rl.cube.cubeful``), ``cube_rollout`` the games rolled out per close cube
     decision (0: none).  Evaluators, searches and cube advisors are built on first
     use and kept (their caches then serve every request).
 
@@ -182,7 +188,7 @@ class Analyzer:
     # utilities ----------------------------------------------------------------------------
     @staticmethod
     def utility(state: DecisionState) -> tuple[Utility, str]:
-        """What plays are ranked by (``nard_rl.cube.score_utility``: money equity times
+        """What plays are ranked by (``nard_rl.cube.model.score_utility``: money equity times
         the cube, or the match-winning chance at the score), with its name."""
         name = "match_winning_chance" if state.match is not None else "money_equity"
         return score_utility(state.rules, state.cube, state.match), name

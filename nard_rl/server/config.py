@@ -35,7 +35,7 @@ class ServerConfig:
     """Lookahead behind cube decisions (pre-roll probabilities one roll ahead)."""
     cube_rollout: int = 0
     """Games rolled out per close cube decision and blended into its probabilities
-    (``nard_rl.cubeful.CubeAdvisor``; 0: off). Costs a few tenths of a second per close
+    (``nard_rl.cube.cubeful.CubeAdvisor``; 0: off). Costs a few tenths of a second per close
     decision on a CPU core."""
     external_ply: int = 1
     """Lookahead of the plays answered on gnubg's external-player port. There nard-rl is

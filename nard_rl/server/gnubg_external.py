@@ -21,11 +21,11 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from nard_rl.cube import CubeState
+from nard_rl.cube.met import MatchScore
+from nard_rl.cube.model import CubeState
 from nard_rl.engine.game import Game, Phase
 from nard_rl.engine.position import Position, PositionError
 from nard_rl.engine.rules import get_rules
-from nard_rl.met import MatchScore
 from nard_rl.server.analysis import Analyzer
 from nard_rl.server.state import DecisionState
 

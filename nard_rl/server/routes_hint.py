@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from fastapi import APIRouter
 
-from nard_rl.cube import swap_sides
+from nard_rl.cube.model import swap_sides
 from nard_rl.server.analysis import probs_dict
 from nard_rl.server.models import (
     ActionRequest,

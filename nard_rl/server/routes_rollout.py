@@ -8,7 +8,7 @@
   ``ply`` (checker play inside the rollout, 0 or 1), ``variance_reduction`` (true,
   false or ``"auto"``), ``stop_at_race``, ``candidates`` (plays mode);
 * ``GET /v1/rollout/{id}``: status, progress and, once done, the result (the JSON of
-  ``nard rollout --json``, ``nard_rl.rollout_jobs.answer``);
+  ``nard rollout --json``, ``nard_rl.search.jobs.answer``);
 * ``DELETE /v1/rollout/{id}``: cancels a queued or running job (it stops before the
   next ply of its trials); a finished job is forgotten.
 
@@ -39,8 +39,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import JSONResponse
 
-from nard_rl.rollout import RolloutSettings
-from nard_rl.rollout_jobs import (
+from nard_rl.search.jobs import (
     DEFAULT_CANDIDATES,
     MODES,
     Cancelled,
@@ -50,6 +49,7 @@ from nard_rl.rollout_jobs import (
     resolve_variance_reduction,
     run,
 )
+from nard_rl.search.rollout import RolloutSettings
 from nard_rl.server.state import POSITION_FIELDS, state_from_request
 
 router = APIRouter(tags=["rollout"])

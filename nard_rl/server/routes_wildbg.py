@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from fastapi import APIRouter, Request
 
-from nard_rl.cube import swap_sides
+from nard_rl.cube.model import swap_sides
 from nard_rl.engine.position import PositionError
 from nard_rl.server.models import WildbgEvalResponse, WildbgMoveResponse
 from nard_rl.server.services import JSONResponse, Services, ServicesDep

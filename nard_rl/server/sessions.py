@@ -32,10 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from nard_rl.cube import CubeState
+from nard_rl.cube.met import MatchScore
+from nard_rl.cube.model import CubeState
 from nard_rl.engine import game as g
 from nard_rl.engine.game import Clock, Game, IllegalActionError, Match, Phase, ResultKind
-from nard_rl.met import MatchScore
 from nard_rl.server.analysis import Analyzer
 from nard_rl.server.state import DecisionState
 

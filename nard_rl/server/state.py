@@ -30,8 +30,8 @@ from nard_rl.engine.position import Position, PositionError
 from nard_rl.engine.rules import RuleSet, get_rules
 
 if TYPE_CHECKING:  # imported where used: `nard moves` reads requests and starts fast
-    from nard_rl.cube import CubeState
-    from nard_rl.met import MatchScore
+    from nard_rl.cube.met import MatchScore
+    from nard_rl.cube.model import CubeState
 
 POSITION_FIELDS = ("board", "position_id", "xgid", "gnubg_id")
 
@@ -71,8 +71,8 @@ def cube_and_match_from_request(
     shared cube reference file's names; read alike by ``nard cube``, ``nard agent`` and the
     server), from the view of the side on roll: a centered cube at 1 and money play when
     absent."""
-    from nard_rl.cube import CubeState
-    from nard_rl.met import MatchScore
+    from nard_rl.cube.met import MatchScore
+    from nard_rl.cube.model import CubeState
 
     cube_req = _field(request, "cube", dict, {})
     cube = CubeState(_field(cube_req, "value", int, 1), _field(cube_req, "owner", str, "centered"))
@@ -118,7 +118,7 @@ class DecisionState:
 
 
 def _centered() -> CubeState:
-    from nard_rl.cube import CubeState
+    from nard_rl.cube.model import CubeState
 
     return CubeState()
 

@@ -21,9 +21,9 @@ command list, the notation and where this engine goes beyond the draft are in
 
 Every line gets an answer: what cannot be read or done is answered ``sorry <reason>``
 (the draft's polite refusal, with the reason added), never silence or a crash.  The
-decisions are the project's own: plays by ``Analyzer.rank`` (``nard_rl.search`` above
+decisions are the project's own: plays by ``Analyzer.rank`` (``nard_rl.search.nply`` above
 0-ply), cube actions by the shared cube advisor (``Analyzer.should_double`` /
-``should_take``), rollouts by ``nard_rl.rollout``.
+``should_take``), rollouts by ``nard_rl.search.rollout``.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from nard_rl.cube import score_utility
+from nard_rl.cube.model import score_utility
 from nard_rl.engine.ids import XGIDInfo, decode_xgid, encode_xgid
 from nard_rl.engine.movegen import legal_afterstates
 from nard_rl.engine.position import PositionError, apply_steps
@@ -50,7 +50,7 @@ SPEC_VERSION = "0.01"
 """The draft of the protocol this module follows."""
 MAX_LINE = 4096
 ROLLOUT_CHUNK = 36
-"""Trials per rollout chunk: one stratified block of first rolls (``nard_rl.rollout``)."""
+"""Trials per rollout chunk: one stratified block of first rolls (``nard_rl.search.rollout``)."""
 
 PROB_WORDS = ("win", "wingammon", "winbackgammon", "losegammon", "losebackgammon")
 """The five cumulative probabilities (``PROB_NAMES``) as words of an ``info`` line."""
@@ -417,7 +417,7 @@ class UbgiEngine:
         self._rollout.start()
 
     def _run_rollout(self, state: DecisionState, trials: int) -> None:
-        from nard_rl.rollout import board_groups, pre_roll_rollout, rollout
+        from nard_rl.search.rollout import board_groups, pre_roll_rollout, rollout
 
         assert self.analyzer is not None
         a = self.analyzer

@@ -1,0 +1,1 @@
+"""Games between players: duplicate-dice matches, cubeful sessions, tournaments."""

@@ -1,0 +1,1 @@
+"""The doubling cube: the cube model, match equity, cubeful lookahead."""

@@ -1,0 +1,178 @@
+"""A compiled CPU forward pass for frozen sigmoid equity nets: the search's inner loop.
+
+Why: a 2-ply search evaluates about 25,000 afterstates a decision, and torch spends most
+of that time in a dense first layer over inputs that are mostly zero (the contact
+encoding has about 41 non-zero inputs of 241) and in memory-bound passes over the
+``(N, hidden)`` activations.  This kernel takes one row at a time through the whole net,
+so the activations stay in L1 cache:
+
+* the first layer adds the weight rows of the non-zero inputs only (a sparse times dense
+  product, as NNUE engines do), about a sixth of the multiply-adds;
+* hidden sigmoids use a vectorisable exponential (``2**k`` from the float's exponent
+  bits times a degree-5 polynomial for ``2**f``, relative error below 3e-6), since
+  numba's ``math.exp`` is a scalar call per unit;
+* the five outcome probabilities are built exactly as ``nard_rl.nets.network.EquityNet``
+  builds them, with the precise exponential.
+
+Results equal torch's to about 1e-5 in each probability (``tests/test_fastnet.py``
+checks 1e-4 on random nets and the shipped one); ``scripts/bench_search.py`` prints the
+speed.  The weights are copied when the kernel is built: use it for nets that do not
+change (loaded checkpoints), not for a net being trained.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+__all__ = ["FusedNet", "supports"]
+
+_LOG2E = np.float32(1.4426950408889634)
+
+
+@njit(fastmath=True, cache=True, inline="always")
+def _sigmoid_inplace(acc: np.ndarray, bits: np.ndarray, poly: np.ndarray, n: int) -> None:
+    scale = bits.view(np.float32)
+    for h in range(n):
+        t = -acc[h] * _LOG2E
+        t = min(max(t, np.float32(-126.0)), np.float32(126.0))
+        k = np.floor(t + np.float32(0.5))
+        f = t - k
+        poly[h] = np.float32(1.0) + f * (
+            np.float32(0.6931472)
+            + f
+            * (
+                np.float32(0.2402265)
+                + f
+                * (
+                    np.float32(0.05550411)
+                    + f * (np.float32(0.009618129) + f * np.float32(0.001333355))
+                )
+            )
+        )
+        bits[h] = (np.int32(k) + np.int32(127)) << 23
+    for h in range(n):
+        acc[h] = np.float32(1.0) / (np.float32(1.0) + poly[h] * scale[h])
+
+
+@njit(cache=True)
+def _sigmoid(x: float) -> float:
+    if x >= 0.0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+@njit(fastmath=True, cache=True)
+def _forward(
+    x: np.ndarray,
+    w1t: np.ndarray,
+    b1: np.ndarray,
+    dense_w: np.ndarray,
+    dense_b: np.ndarray,
+    shapes: np.ndarray,
+    width: int,
+    out: np.ndarray,
+) -> None:
+    """``out[i]`` = the net's five probabilities for encoded row ``x[i]``."""
+    n, m = x.shape
+    h1 = b1.shape[0]
+    cur = np.empty(width, np.float32)
+    nxt = np.empty(width, np.float32)
+    bits = np.empty(width, np.int32)
+    poly = np.empty(width, np.float32)
+    logits = np.empty(5, np.float32)
+    layers = shapes.shape[0]
+    for i in range(n):
+        for h in range(h1):
+            cur[h] = b1[h]
+        for j in range(m):
+            v = x[i, j]
+            if v != 0.0:
+                for h in range(h1):
+                    cur[h] += v * w1t[j, h]
+        _sigmoid_inplace(cur, bits, poly, h1)
+        size = h1
+        wo = 0
+        bo = 0
+        for layer in range(layers):
+            rows = shapes[layer, 0]
+            cols = shapes[layer, 1]
+            last = layer == layers - 1
+            for r in range(rows):
+                s = dense_b[bo + r]
+                base = wo + r * cols
+                for c in range(cols):
+                    s += cur[c] * dense_w[base + c]
+                if last:
+                    logits[r] = s
+                else:
+                    nxt[r] = s
+            wo += rows * cols
+            bo += rows
+            if not last:
+                _sigmoid_inplace(nxt, bits, poly, rows)
+                for r in range(rows):
+                    cur[r] = nxt[r]
+                size = rows
+        win = _sigmoid(logits[0])
+        wg = win * _sigmoid(logits[1])
+        out[i, 0] = win
+        out[i, 1] = wg
+        out[i, 2] = wg * _sigmoid(logits[2])
+        lg = (1.0 - win) * _sigmoid(logits[3])
+        out[i, 3] = lg
+        out[i, 4] = lg * _sigmoid(logits[4])
+    _ = size
+
+
+def supports(net: Any) -> bool:
+    """Whether ``net`` (an ``EquityNet``) has the shape this kernel computes: sigmoid
+    hidden layers (one or more) and the five-probability head."""
+    return getattr(net, "activation", None) == "sigmoid" and len(getattr(net, "hidden", ())) >= 1
+
+
+class FusedNet:
+    """The compiled forward pass of one frozen ``EquityNet`` (see the module doc)."""
+
+    def __init__(self, net: Any) -> None:
+        if not supports(net):
+            raise ValueError("FusedNet computes sigmoid nets with at least one hidden layer")
+        linears = [m for m in net.body if hasattr(m, "weight")] + [net.head]
+
+        def arr(t: Any) -> np.ndarray:
+            return np.ascontiguousarray(t.detach().cpu().float().numpy(), dtype=np.float32)
+
+        first = linears[0]
+        self.inputs = int(first.weight.shape[1])
+        self.w1t = np.ascontiguousarray(arr(first.weight).T)
+        self.b1 = arr(first.bias)
+        rest = linears[1:]
+        self.dense_w = np.concatenate([arr(m.weight).ravel() for m in rest])
+        self.dense_b = np.concatenate([arr(m.bias) for m in rest])
+        self.shapes = np.array([tuple(m.weight.shape) for m in rest], dtype=np.int64)
+        if self.shapes[-1, 0] != 5:
+            raise ValueError(f"the head must have 5 outputs, got {self.shapes[-1, 0]}")
+        self.width = int(max(self.b1.shape[0], *self.shapes[:, 0]))
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        """``(N, 5)`` float32 probabilities of encoded rows ``x`` (``(N, inputs)``)."""
+        x = np.ascontiguousarray(x, dtype=np.float32)
+        if x.ndim != 2 or x.shape[1] != self.inputs:
+            raise ValueError(f"expected encoded rows of shape (N, {self.inputs}), got {x.shape}")
+        out = np.empty((x.shape[0], 5), dtype=np.float32)
+        if x.shape[0]:
+            _forward(
+                x,
+                self.w1t,
+                self.b1,
+                self.dense_w,
+                self.dense_b,
+                self.shapes,
+                self.width,
+                out,
+            )
+        return out

@@ -1,0 +1,101 @@
+"""Pruning nets: inside a search, rank each roll's replies with a tiny net so that only the
+best few are scored by the full evaluator (gnubg's pruning nets, our own weights).
+
+Why: a 2-ply search spends nearly all its time choosing the opponent's reply to each of
+the 21 rolls, which takes a full-net evaluation of every legal reply (about 20 a roll,
+hundreds for some doubles) although only the best one is used.  A net of 16 hidden units
+on the ``extended`` inputs costs a fraction of the 512-unit net and its encoding; it only
+has to put the full net's favourite among its ``keep`` best, and the full evaluator then
+picks among those exactly as before.  A roll with ``keep`` replies or fewer is not pruned.
+
+The pruner is distilled from the evaluator it serves (``nard_rl.training.supervised.prune_fit``):
+noisy self-play positions, every legal play of their roll, the evaluator's five
+probabilities as targets.
+Nothing outside the project labels it.  ``scripts/train_prune.py`` makes the shipped one
+(``checkpoints/nard-prune.pt``) and prints how often the full net's choice survives;
+``scripts/bench_search.py`` shows the speed and ``scripts/bench_checker.py`` the cost in
+checker error (``default:2`` against ``default:2!``, the spec without pruning).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nard_rl.engine.batch import outcomes
+from nard_rl.engine.rules import RuleSet, cubeless_equity, get_rules
+from nard_rl.nets.encoding import get_encoding
+from nard_rl.nets.fastnet import FusedNet
+
+PRUNE_CHECKPOINT = "nard-prune.pt"
+"""The shipped pruning net of the standard rules, beside the contact net."""
+DEFAULT_KEEP = 6
+"""Replies per roll that reach the full evaluator (gnubg keeps a similar handful)."""
+
+
+def _segments(offsets: np.ndarray) -> np.ndarray:
+    return np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
+
+
+def top_per_segment(values: np.ndarray, offsets: np.ndarray, keep: int) -> np.ndarray:
+    """``(N,)`` bool: each segment's ``keep`` highest values (all rows of a short one)."""
+    n = values.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=bool)
+    seg = _segments(offsets)
+    order = np.lexsort((-values, seg))
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n) - offsets[seg[order]]
+    return rank < keep
+
+
+class Pruner:
+    """A frozen pruning net and how many replies per roll it lets through."""
+
+    def __init__(self, net: Any, spec: Any, *, keep: int = DEFAULT_KEEP, name: str = "prune"):
+        if int(keep) < 1:
+            raise ValueError(f"pruner keep must be >= 1, got {keep}")
+        self.spec = spec
+        self.enc = get_encoding(spec.encoding)
+        self.rules = get_rules(spec.rules)
+        self.fused = FusedNet(net)
+        self.keep = int(keep)
+        self.name = name
+
+    def scores(self, afterstates: np.ndarray) -> np.ndarray:
+        """Estimated cubeless money equity of each afterstate (mover's view); a play that
+        ends the game outranks every other."""
+        done, _, _ = outcomes(afterstates)
+        out = np.full(afterstates.shape[0], 10.0)
+        live = np.flatnonzero(~done)
+        if live.size:
+            probs = self.fused(self.enc.encode(afterstates[live]))
+            out[live] = cubeless_equity(probs, self.rules)
+        return out
+
+    def select(self, afterstates: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+        """``(N,)`` bool: the replies of each segment (one roll) worth a full evaluation."""
+        if afterstates.shape[0] <= self.keep * (offsets.shape[0] - 1):
+            counts = np.diff(offsets)
+            if (counts <= self.keep).all():
+                return np.ones(afterstates.shape[0], dtype=bool)
+        return top_per_segment(self.scores(afterstates), offsets, self.keep)
+
+
+def pruner_path(rules: RuleSet | str = "standard") -> Path | None:
+    """The shipped pruning net for a rule set, or None (mars has none: no pruning)."""
+    from nard_rl.nets.paths import shipped_dir
+
+    if get_rules(rules).name != "standard":
+        return None
+    path = shipped_dir() / PRUNE_CHECKPOINT
+    return path if path.is_file() else None
+
+
+def load_pruner(path: str | Path, *, keep: int = DEFAULT_KEEP) -> Pruner:
+    from nard_rl.nets.network import load_network
+
+    net, spec, _ = load_network(path)
+    return Pruner(net, spec, keep=keep, name=Path(path).stem)

@@ -1,0 +1,1 @@
+"""Looking ahead: n-ply search, rollouts, and rollout requests."""

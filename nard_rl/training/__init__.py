@@ -1,0 +1,1 @@
+"""Learning: TD self-play training, distribution across processes, the supervised pipeline."""

@@ -1,0 +1,444 @@
+"""The labelled-position dataset that outlives runs: every label shard a generation makes is
+kept here, compactly and with its provenance, so the next run fits on all of it instead of
+labelling again.
+
+Layout (``ROOT``, by default ``datasets/`` of the checkout; the repository commits it)::
+
+    datasets/
+      CARD.md                         counts, provenance and budget, written by ``write_card``
+      <rules>/<source>/SOURCE.json    who labelled these rows, and how
+      <rules>/<source>/part_NNNNN.npz one label shard, compact
+
+A *source* is one labelling job: one teacher (its checkpoint's SHA-256, and whether the
+race net answered races), one method and depth (``ply2``, ``rollout``, ...), one seed and
+generation, so its positions are a pure function of what ``SOURCE.json`` records and are
+never labelled twice (``deposit`` refuses a second source with the same positions).  A
+part stores the board as 26 int8, the label and the teacher's 0-ply view as uint16
+probabilities (steps of 1.5e-5, far below label noise), the decision id as int32, the
+0-ply rank and the disagreement flag: about 30 bytes a row compressed.
+
+Relabelling policy.  Rows are never deleted.  ``load_dataset`` answers every board once:
+where several sources labelled the same afterstate, the row of the deepest method wins,
+then the newest teacher (the later ``created``); so a relabelled source (the same boards
+labelled again by a better teacher, deposited as a source of its own) replaces their
+labels without losing the old ones (``relabel``, ``nard dataset relabel``: a search over a
+source's stored boards, with no collection).  Old rows are worth relabelling when their
+teacher is two or more accepted generations behind the current one at the same depth (its
+labels then carry errors the current net no longer makes); until then new positions buy
+more per CPU-hour than relabelled ones, because collection is free next to the search.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from nard_rl.training.supervised.label import SHARD_FIELDS, read_shard
+from nard_rl.util.io import atomic_write
+
+FORMAT = 1
+"""Version of the part format; bumped when a field changes meaning."""
+ROOT = Path("datasets")
+"""Where ``nard pipeline`` and ``nard dataset`` look by default (relative to the working
+directory: the repository root when run from a checkout)."""
+BUDGET_MB = 40.0
+"""The total size the committed dataset may reach; ``deposit`` refuses to pass it.  At
+about 29 bytes a row that is 1.4 million rows; the bound keeps a checkout small enough
+to travel whole to an accelerator machine (64 MB with the nets and the code)."""
+SCALE = 65535.0
+METHOD_DEPTH = {"ply0": 0, "ply1": 1, "ply2": 2, "ply3": 3, "rollout": 4, "outcome": 0}
+"""How strong a label method is, for choosing between two labels of one board."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """One labelling job's provenance (the contents of ``SOURCE.json``)."""
+
+    name: str
+    rules: str
+    teacher: str
+    teacher_sha256: str
+    race_net: bool
+    method: str
+    seed: int
+    generation: int
+    label: dict[str, Any]
+    created: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": FORMAT, **self.__dict__}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Source:
+        fields = {k: d[k] for k in cls.__dataclass_fields__}
+        return cls(**fields)
+
+
+def teacher_digest(path: str | Path) -> str:
+    """SHA-256 of a checkpoint's weights (``training.distributed.weights_digest``), so a copy
+    of a net with another history (a run's ``best.pt`` of the shipped net) is the same
+    teacher."""
+    from nard_rl.nets.network import load_network
+    from nard_rl.training.distributed import weights_digest
+
+    net, _, _ = load_network(path)
+    return weights_digest(net)
+
+
+def method_name(label: dict[str, Any]) -> str:
+    """``ply2``, ``rollout``, ...: the label config's method and depth in one word."""
+    return "rollout" if label.get("method") == "rollout" else f"ply{int(label.get('ply', 1))}"
+
+
+def source_name(teacher: str, method: str, race_net: bool, seed: int, generation: int) -> str:
+    """A readable, unique folder name, e.g. ``gen6+race-ply2-s8-g1``."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in teacher)[:40]
+    return f"{safe}{'+race' if race_net else ''}-{method}-s{seed}-g{generation}"
+
+
+def _quantise(p: np.ndarray) -> np.ndarray:
+    return np.round(np.clip(p, 0.0, 1.0) * SCALE).astype(np.uint16)
+
+
+def _dequantise(q: np.ndarray) -> np.ndarray:
+    return (q.astype(np.float32) / np.float32(SCALE)).astype(np.float32)
+
+
+def _sources(root: Path, rules: str | None = None) -> list[tuple[Path, Source]]:
+    out = []
+    for meta in sorted(root.glob("*/*/SOURCE.json")):
+        src = Source.from_dict(json.loads(meta.read_text()))
+        if rules is None or src.rules == rules:
+            out.append((meta.parent, src))
+    return out
+
+
+def size_mb(root: str | Path) -> float:
+    root = Path(root)
+    return sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) / 1e6
+
+
+def deposit(
+    shards: Iterable[str | Path],
+    root: str | Path,
+    *,
+    teacher: str,
+    teacher_path: str | Path,
+    budget_mb: float = BUDGET_MB,
+) -> Path:
+    """Copy label shards (one labelling job's, ``nard_rl.training.supervised.label``) into the
+    dataset as one source; idempotent (parts already there are kept) and refusing a
+    second source with the same positions or a dataset past its budget.  Returns the
+    source's folder."""
+    paths = sorted(Path(p) for p in shards)
+    if not paths:
+        raise ValueError("no label shards to deposit")
+    root = Path(root)
+    first_meta = read_shard(paths[0])[1]
+    label = dict(first_meta["label"])
+    rules = str(first_meta.get("rules", "standard"))
+    race = bool(label.get("race_net", False))
+    method = method_name(label)
+    seed_seq = first_meta["seed"]
+    seed, generation = int(seed_seq[0]), int(first_meta["generation"])
+    src = Source(
+        name=source_name(teacher, method, race, seed, generation),
+        rules=rules,
+        teacher=teacher,
+        teacher_sha256=teacher_digest(teacher_path),
+        race_net=race,
+        method=method,
+        seed=seed,
+        generation=generation,
+        label=label,
+        created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    )
+    folder = root / rules / src.name
+    meta_path = folder / "SOURCE.json"
+    if meta_path.exists():
+        old = Source.from_dict(json.loads(meta_path.read_text()))
+        if old.teacher_sha256 != src.teacher_sha256 or old.label != src.label:
+            raise ValueError(
+                f"{folder} already holds a source of that name from another teacher or "
+                "label config; deposit under another teacher name"
+            )
+        src = old
+    else:
+        for other_dir, other in _sources(root, rules):
+            # the same positions labelled the same way again (another method over the
+            # same positions is a relabel, which the policy allows)
+            same_positions = (
+                other.method == method
+                and other.seed == seed
+                and other.generation == generation
+                and other.teacher_sha256 == src.teacher_sha256
+                and other.label.get("decisions_per_shard") == label.get("decisions_per_shard")
+            )
+            if same_positions:
+                raise ValueError(
+                    f"{other_dir} already holds the positions of seed {seed}, generation "
+                    f"{generation} from this teacher, labelled by {method}: choose another "
+                    "pipeline seed"
+                )
+    if size_mb(root) > budget_mb if root.exists() else False:
+        raise ValueError(
+            f"{root} is {size_mb(root):.1f} MB, past its {budget_mb:.0f} MB budget: relabel or "
+            "prune before adding rows (see the module doc)"
+        )
+    for path in paths:
+        data, meta = read_shard(path)
+        if meta["label"] != label or int(meta["generation"]) != generation:
+            raise ValueError(f"{path} belongs to another labelling job than {paths[0]}")
+        part = folder / f"part_{int(meta['shard']):05d}.npz"
+        if part.exists():
+            continue
+        _write_part(part, data, {"format": FORMAT, "source": src.name, **meta})
+    if not meta_path.exists():
+        atomic_write(meta_path, lambda fh: fh.write(json.dumps(src.to_dict(), indent=2).encode()))
+    return folder
+
+
+def _write_part(path: Path, data: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
+    """One part, compact (the module doc's format), written atomically."""
+    compact = {
+        "boards": np.asarray(data["boards"], dtype=np.int8),
+        "probs": _quantise(np.asarray(data["probs"])),
+        "probs0": _quantise(np.asarray(data["probs0"])),
+        "decision": np.asarray(data["decision"]).astype(np.int32),
+        "rank0": np.asarray(data["rank0"]).astype(np.int8),
+        "disagree": np.asarray(data["disagree"]).astype(bool),
+    }
+    text = json.dumps(meta)
+    atomic_write(path, lambda fh: np.savez_compressed(fh, meta=text, **compact))
+
+
+def _read_part(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path, allow_pickle=False) as z:
+        meta = json.loads(str(z["meta"]))
+        if int(meta.get("format", 0)) != FORMAT:
+            raise ValueError(f"{path}: dataset part format {meta.get('format')}, not {FORMAT}")
+        return {
+            "boards": z["boards"].astype(np.int8),
+            "probs": _dequantise(z["probs"]),
+            "probs0": _dequantise(z["probs0"]),
+            "decision": z["decision"].astype(np.int64),
+            "rank0": z["rank0"].astype(np.int8),
+            "disagree": z["disagree"].astype(bool),
+        }
+
+
+def load_dataset(
+    root: str | Path, rules: str, *, sources: Sequence[str] | None = None, first_id: int = 0
+) -> dict[str, np.ndarray]:
+    """Every row of the rule set's sources (or the named ones) in ``load_rows``'s format,
+    each board once (the deepest, then newest, label wins; see the module doc).
+    ``generation`` numbers the sources from ``first_id`` so held-out splits stay per source.
+    """
+    picked = [
+        (d, s) for d, s in _sources(Path(root), rules) if sources is None or s.name in sources
+    ]
+    if sources is not None:
+        missing = set(sources) - {s.name for _, s in picked}
+        if missing:
+            raise FileNotFoundError(f"no such dataset sources under {root}: {sorted(missing)}")
+    # the strongest source first, so the first occurrence of a board is the one kept
+    picked.sort(key=lambda ds: ds[1].created, reverse=True)
+    picked.sort(key=lambda ds: -METHOD_DEPTH.get(ds[1].method, 0))
+    parts: list[dict[str, np.ndarray]] = []
+    for g, (folder, _) in enumerate(picked):
+        for path in sorted(folder.glob("part_*.npz")):
+            data = _read_part(path)
+            data["generation"] = np.full(data["boards"].shape[0], first_id + g, dtype=np.int64)
+            parts.append(data)
+    keys = (*SHARD_FIELDS, "generation")
+    if not parts:
+        return {
+            k: np.zeros((0, 26), np.int8) if k == "boards" else np.zeros(0, np.int64) for k in keys
+        }
+    rows = {k: np.concatenate([p[k] for p in parts]) for k in keys}
+    _, first = np.unique(rows["boards"], axis=0, return_index=True)
+    keep = np.sort(first)
+    return {k: v[keep] for k, v in rows.items()}
+
+
+def merge_rows(*parts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Rows of several ``load_rows``/``load_dataset`` results, each board once (the first
+    part's row wins)."""
+    nonempty = [p for p in parts if p["boards"].shape[0]]
+    if not nonempty:
+        return parts[0]
+    keys = (*SHARD_FIELDS, "generation")
+    rows = {k: np.concatenate([p[k] for p in nonempty]) for k in keys}
+    _, first = np.unique(rows["boards"], axis=0, return_index=True)
+    keep = np.sort(first)
+    return {k: v[keep] for k, v in rows.items()}
+
+
+def relabel(
+    root: str | Path,
+    source: str,
+    evaluator: Any,
+    *,
+    teacher: str,
+    teacher_path: str | Path,
+    ply: int = 2,
+    prune: bool = True,
+    chunk: int = 256,
+    progress: bool = False,
+) -> Path:
+    """Label the boards of an existing source again with ``evaluator``'s ``ply`` search and
+    keep them as a source of their own (the old one stays); idempotent per part.  Each
+    decision's disagreement flag is judged afresh from the new labels."""
+    from nard_rl.engine.batch import segment_argmax
+    from nard_rl.engine.rules import cubeless_equity
+    from nard_rl.search.nply import Search
+    from nard_rl.util.progress import progress_bar
+
+    root = Path(root)
+    found = [(d, s) for d, s in _sources(root) if s.name == source]
+    if not found:
+        raise FileNotFoundError(f"no dataset source {source!r} under {root}")
+    old_dir, old = found[0]
+    if old.rules != evaluator.rules.name:
+        raise ValueError(f"{source} is {old.rules} rules; the teacher plays {evaluator.rules.name}")
+    label = {**old.label, "method": "ply", "ply": int(ply), "prune": bool(prune)}
+    label["relabel_of"] = old.name
+    race = getattr(evaluator, "race", None) is not None
+    method = method_name(label)
+    src = Source(
+        name=source_name(teacher, method, race, old.seed, old.generation) + "-relabel",
+        rules=old.rules,
+        teacher=teacher,
+        teacher_sha256=teacher_digest(teacher_path),
+        race_net=race,
+        method=method,
+        seed=old.seed,
+        generation=old.generation,
+        label=label,
+        created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    )
+    folder = root / old.rules / src.name
+    if (folder / "SOURCE.json").exists():
+        prev = Source.from_dict(json.loads((folder / "SOURCE.json").read_text()))
+        if prev.teacher_sha256 != src.teacher_sha256 or prev.label != src.label:
+            raise ValueError(f"{folder} holds a relabel by another teacher or method")
+        src = prev
+    if old.teacher_sha256 == src.teacher_sha256 and old.method == method:
+        raise ValueError(f"{source} is already labelled by this teacher at {method}")
+    search = Search(evaluator, pruner=None if prune else False)
+    parts = sorted(old_dir.glob("part_*.npz"))
+    bar = progress_bar(len(parts), unit="part", desc=f"relabel {source}", disable=not progress)
+    for path in parts:
+        target = folder / path.name
+        if target.exists():
+            bar.update(1)
+            continue
+        data = _read_part(path)
+        boards = data["boards"]
+        probs = (
+            np.concatenate(
+                [
+                    search.afterstate_probs(boards[lo : lo + chunk], ply=int(ply))
+                    for lo in range(0, boards.shape[0], chunk)
+                ]
+            )
+            if boards.shape[0]
+            else np.zeros((0, 5), np.float32)
+        )
+        dec = data["decision"]
+        starts = np.flatnonzero(np.r_[True, dec[1:] != dec[:-1]]) if dec.size else dec
+        seg = np.r_[starts, dec.size].astype(np.int64)
+        best = segment_argmax(cubeless_equity(probs, evaluator.rules), seg)
+        first0 = np.array([np.argmin(data["rank0"][a:b]) for a, b in itertools.pairwise(seg)])
+        disagree = np.repeat(best != first0, np.diff(seg))
+        with np.load(path, allow_pickle=False) as z:
+            pmeta = json.loads(str(z["meta"]))
+        _write_part(
+            target,
+            {**data, "probs": probs, "disagree": disagree},
+            {**pmeta, "source": src.name, "label": label},
+        )
+        bar.update(1)
+    bar.close()
+    if not (folder / "SOURCE.json").exists():
+        atomic_write(
+            folder / "SOURCE.json",
+            lambda fh: fh.write(json.dumps(src.to_dict(), indent=2).encode()),
+        )
+    return folder
+
+
+def summary(root: str | Path) -> list[dict[str, Any]]:
+    """Per source: its provenance and counts (rows, decisions, disagreements, bytes)."""
+    out = []
+    for folder, src in _sources(Path(root)):
+        rows = decisions = disagree = 0
+        for path in sorted(folder.glob("part_*.npz")):
+            with np.load(path, allow_pickle=False) as z:
+                rows += int(z["boards"].shape[0])
+                decisions += int(np.unique(z["decision"]).size)
+                disagree += int(np.unique(z["decision"][z["disagree"]]).size)
+        out.append(
+            {
+                **src.to_dict(),
+                "parts": len(list(folder.glob("part_*.npz"))),
+                "rows": rows,
+                "decisions": decisions,
+                "disagree_decisions": disagree,
+                "mb": size_mb(folder),
+            }
+        )
+    return out
+
+
+def write_card(root: str | Path, budget_mb: float = BUDGET_MB) -> Path:
+    """``CARD.md``: what the dataset holds, who labelled it, and how much room is left."""
+    root = Path(root)
+    rows = summary(root)
+    lines = [
+        "# Labelled positions",
+        "",
+        "Written by `nard dataset card` from the sources' `SOURCE.json` and parts; do not edit.",
+        "Every row is our own search's or rollout's label of a self-play afterstate (mover's",
+        "view, five cumulative outcome probabilities); no outside program's evaluation is",
+        "ever stored here. Policy for relabelling: `nard_rl/training/supervised/dataset.py`.",
+        "",
+        f"Format {FORMAT}; budget {budget_mb:.0f} MB; used {size_mb(root):.1f} MB.",
+        "",
+        "| rules | source | teacher | method | seed | gen | parts | decisions | rows "
+        "| disagree | MB | created |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in rows:
+        share = r["disagree_decisions"] / max(1, r["decisions"])
+        lines.append(
+            f"| {r['rules']} | {r['name']} | {r['teacher']} ({r['teacher_sha256'][:12]}) "
+            f"| {r['method']}{' +race' if r['race_net'] else ''} | {r['seed']} "
+            f"| {r['generation']} | {r['parts']} | {r['decisions']:,} | {r['rows']:,} "
+            f"| {share:.1%} | {r['mb']:.1f} | {r['created']} |"
+        )
+    total_rows = sum(r["rows"] for r in rows)
+    total_dec = sum(r["decisions"] for r in rows)
+    used = sorted({(r["rules"], r["seed"]) for r in rows})
+    lines += [
+        "",
+        f"Total: {total_dec:,} decisions, {total_rows:,} rows.",
+        "",
+        "Seeds already used (rules, seed): "
+        + (", ".join(f"({a}, {b})" for a, b in used) or "none")
+        + ".",
+        "",
+        "A new labelling job takes another seed, so it adds positions instead of repeating",
+        "them.",
+        "",
+    ]
+    path = root / "CARD.md"
+    atomic_write(path, lambda fh: fh.write("\n".join(lines).encode()))
+    return path
