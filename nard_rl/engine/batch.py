@@ -266,6 +266,17 @@ class GameBatch:
         """Legal plays per game (0 only for a game that is over)."""
         return np.diff(self.offsets)
 
+    @property
+    def must_pass(self) -> np.ndarray:
+        """Games whose only candidate is the pass (``pass_as_play``, R16): their board
+        unchanged.  A real play always moves a checker, so the board tells them apart."""
+        out = np.zeros(self.n, dtype=np.bool_)
+        if not self.pass_as_play:
+            return out
+        one = np.flatnonzero(self.counts == 1)
+        out[one] = (self.afters[self.offsets[one]] == self.boards[one]).all(axis=1)
+        return out
+
     def reset(
         self,
         boards: np.ndarray | None = None,
@@ -282,20 +293,68 @@ class GameBatch:
         """
         outcome = self._new_outcome()
         lanes = np.arange(self.n)
-        self.turn[:] = 0
-        if boards is None:
-            self._start(lanes, seat)
-        else:
-            self.boards[:] = validate_boards(boards, self.n)
-            self.seat[:] = 0 if seat is None else np.asarray(seat, dtype=np.int8)
-            if dice is None:
-                self.turn[:] = 1  # a position in play: an ordinary roll
-                self._roll(lanes)
-            else:
-                self.dice[:] = _check_dice(dice, self.n)
-        self.over[:] = False
+        self._begin(lanes, boards, dice, seat)
         self._settle(lanes, outcome)
         return outcome
+
+    def restart(
+        self,
+        lanes: np.ndarray,
+        boards: np.ndarray | None = None,
+        dice: np.ndarray | None = None,
+        seat: np.ndarray | int | None = None,
+    ) -> StepOutcome:
+        """Start the games ``lanes`` anew while the others go on where they are: the next
+        game of a match, a rollout trial from a given position.  ``boards``, ``dice`` and
+        ``seat`` are ``reset``'s, one row per lane; the other games keep their positions
+        and candidates untouched."""
+        lanes = self._check_lanes(lanes)
+        outcome = self._new_outcome()
+        if lanes.size:
+            self._begin(lanes, boards, dice, seat)
+            self._settle(lanes, outcome, keep=self._others(lanes))
+        return outcome
+
+    def end(self, lanes: np.ndarray) -> StepOutcome:
+        """End the games ``lanes`` now, by the caller's decision rather than the board's:
+        a double passed, a rollout trial cut (by a horizon, at a race), a resignation.
+
+        The caller scores them: the outcome names no winner for them.  With ``autoreset``
+        they restart from the opening at once (the outcome holds what the restart did:
+        an opponent's first play, passes); without it they are over (no candidates,
+        skipped by ``step``) until ``reset`` or ``restart``, keeping their board, seat
+        and turn as they stood."""
+        lanes = self._check_lanes(lanes)
+        outcome = self._new_outcome()
+        if lanes.size == 0:
+            return outcome
+        if self.over[lanes].any():
+            i = int(lanes[self.over[lanes]][0])
+            raise ValueError(f"game {i} is over already: it cannot be ended again")
+        if self.autoreset:
+            self._start(lanes)
+            self._settle(lanes, outcome, keep=self._others(lanes))
+        else:
+            self.over[lanes] = True
+            self.dice[lanes] = 0
+            self._settle(lanes[:0], outcome, keep=self._others(lanes))
+        return outcome
+
+    def index_of(self, afterstates: np.ndarray, lanes: np.ndarray | None = None) -> np.ndarray:
+        """Each game's local index of the given afterstate among its candidates (-1 where
+        it is none of them): the action that plays it, for choosers that answer with
+        boards rather than indices.  ``afterstates`` has a row per game of ``lanes``
+        (default: every game)."""
+        lanes = self._lanes if lanes is None else self._check_lanes(lanes)
+        want = np.asarray(afterstates, dtype=np.int8).reshape(-1, BOARD_SIZE)
+        if want.shape[0] != lanes.shape[0]:
+            raise ValueError(f"expected {lanes.shape[0]} afterstates, got {want.shape[0]}")
+        sub, sub_off = gather_slices(self.afters, self.offsets, lanes)
+        hit = (sub == np.repeat(want, np.diff(sub_off), axis=0)).all(axis=1)
+        local = segment_argmax(hit.astype(np.float64), sub_off)
+        found = local >= 0
+        found[found] = hit[sub_off[:-1][found] + local[found]]
+        return np.where(found, local, -1)
 
     def step(self, actions: np.ndarray) -> StepOutcome:
         """Play each game's chosen candidate (local index into its slice) and move on;
@@ -328,6 +387,45 @@ class GameBatch:
         return outcome
 
     # -- game flow ----------------------------------------------------------------------
+    def _check_lanes(self, lanes: object) -> np.ndarray:
+        arr = np.asarray(lanes)
+        if arr.ndim != 1 or (arr.size and arr.dtype.kind not in "iu"):
+            raise ValueError(f"lanes must be a 1-D array of game indices, got shape {arr.shape}")
+        arr = arr.astype(np.int64)
+        if arr.size and (arr.min() < 0 or arr.max() >= self.n):
+            raise ValueError(f"game indices must lie in 0..{self.n - 1}")
+        if np.unique(arr).size != arr.size:
+            raise ValueError("each game may be named once")
+        return arr
+
+    def _others(self, lanes: np.ndarray) -> np.ndarray:
+        """The live games outside ``lanes``, whose candidates stay as they are."""
+        keep = ~self.over
+        keep[lanes] = False
+        return np.flatnonzero(keep)
+
+    def _begin(
+        self,
+        lanes: np.ndarray,
+        boards: np.ndarray | None,
+        dice: np.ndarray | None,
+        seat: np.ndarray | int | None,
+    ) -> None:
+        """Put ``lanes`` at the start of a game (``reset``'s arguments), not yet settled."""
+        k = lanes.shape[0]
+        self.turn[lanes] = 0
+        if boards is None:
+            self._start(lanes, seat)
+        else:
+            self.boards[lanes] = validate_boards(boards, k)
+            self.seat[lanes] = 0 if seat is None else np.asarray(seat, dtype=np.int8)
+            if dice is None:
+                self.turn[lanes] = 1  # a position in play: an ordinary roll
+                self._roll(lanes)
+            else:
+                self.dice[lanes] = _check_dice(dice, k)
+        self.over[lanes] = False
+
     def _new_outcome(self) -> StepOutcome:
         n = self.n
         return StepOutcome(
@@ -403,11 +501,17 @@ class GameBatch:
         self.turn[lanes] += 1
         self._roll(lanes, opening=False)
 
-    def _settle(self, lanes: np.ndarray, outcome: StepOutcome) -> None:
-        """Generate plays for ``lanes`` until each waits on the caller with a candidate."""
+    def _settle(
+        self, lanes: np.ndarray, outcome: StepOutcome, keep: np.ndarray | None = None
+    ) -> None:
+        """Generate plays for ``lanes`` until each waits on the caller with a candidate;
+        the games ``keep`` keep the candidates they have (every other game gets none)."""
         n = self.n
         counts = np.zeros(n, dtype=np.int64)
         pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        if keep is not None and keep.size:
+            counts[keep] = np.diff(self.offsets)[keep]
+            pieces.append((self.afters, self.offsets, keep, keep))
         mars = self.rules.waste_rule
         opp = self.opponent
         for _ in range(MAX_ROUNDS):
