@@ -35,10 +35,8 @@ import numpy as np
 from nard_rl.cube.cubeful import DEFAULT_REFINE_MARGIN, CubeAdvisor, score_aware_choice
 from nard_rl.cube.met import MatchScore
 from nard_rl.cube.model import DOUBLE_PASS, DOUBLE_TAKE, CubeState, score_utility
-from nard_rl.engine.batch import outcomes, start_boards
+from nard_rl.engine.batch import GameBatch, gather_slices
 from nard_rl.engine.dice import pair_dice
-from nard_rl.engine.movegen import legal_afterstates_batch
-from nard_rl.engine.position import flip_boards
 from nard_rl.engine.rules import RuleSet, get_rules, result_points
 from nard_rl.players.base import Player, make_player, parse_player_spec
 
@@ -309,15 +307,6 @@ class CubefulResult:
 # the batched game loop
 
 
-def _dice(seed: int, stream: np.ndarray, roll: np.ndarray) -> np.ndarray:
-    """Counter-based dice: roll 0 of each game is an opening roll (no double, R5)."""
-    out = np.empty((stream.shape[0], 2), dtype=np.int8)
-    for r in np.unique(roll):
-        sel = roll == r
-        out[sel] = pair_dice(seed, stream[sel].astype(np.uint64), int(r))
-    return out
-
-
 def _play_block(
     bots: tuple[CubeBot, CubeBot],
     pair_ids: np.ndarray,
@@ -327,24 +316,47 @@ def _play_block(
     trace: list[CubeSample] | None = None,
 ) -> tuple[np.ndarray, dict[str, float]]:
     """``2k`` games (money) or matches: result for A per game (points, or 1/0 for a match
-    won/lost), games ``i`` and ``i + k`` sharing dice with swapped seats."""
+    won/lost), games ``i`` and ``i + k`` sharing dice with swapped seats.
+
+    The games run on the engine's batch stepper (``GameBatch``), its seat the side (0 =
+    A) and its turn counter the roll number of the dice streams; the cube actions come
+    before each play (the roll is drawn already, but counter-based dice do not depend
+    on it and no cube policy sees it), a pass ends the game at once (``end``) and a
+    match goes on with its next game (``restart``).  A roll without a legal play is a
+    null play (``pass_as_play``) so that the next side meets its cube action too.
+    """
     k = pair_ids.shape[0]
     n = 2 * k
     pair_of = np.concatenate([pair_ids, pair_ids]).astype(np.int64)
     seat0_is_a = np.arange(n) < k
-    boards = start_boards(n)
-    on_roll = np.zeros(n, dtype=np.int64)  # side on roll: 0 = A, 1 = B
     cube_value = np.ones(n, dtype=np.int64)
     cube_owner = np.full(n, -1, dtype=np.int64)  # -1 centered, else the owning side
-    roll_no = np.zeros(n, dtype=np.int64)  # rolls so far in the current game
     game_no = np.zeros(n, dtype=np.int64)
-    alive = np.ones(n, dtype=np.bool_)
     result = np.zeros(n, dtype=np.float64)
     score = np.zeros((n, 2), dtype=np.int64)
     crawford_game = np.zeros(n, dtype=np.bool_)
     crawford_done = np.zeros(n, dtype=np.bool_)
     stats = {"doubles": 0.0, "drops": 0.0, "games": 0.0, "cube_sum": 0.0}
     money = match_length == 0
+
+    def streams(lanes: np.ndarray) -> np.ndarray:
+        return (pair_of[lanes] * _GAME_STRIDE + game_no[lanes]).astype(np.uint64)
+
+    def dice_fn(lanes: np.ndarray, turns: np.ndarray) -> np.ndarray:
+        return pair_dice(seed, streams(lanes), turns)
+
+    def first_seat(lanes: np.ndarray) -> np.ndarray:
+        """Seat 0 holds the first die of the opening roll: the higher die moves first,
+        with both dice (R5)."""
+        dice = pair_dice(seed, streams(lanes), 0)
+        a_starts = (dice[:, 0] > dice[:, 1]) == seat0_is_a[lanes]
+        return np.where(a_starts, 0, 1).astype(np.int8)
+
+    games = GameBatch(
+        n, rules, dice_fn=dice_fn, autoreset=False, pass_as_play=True, invalid_action="raise"
+    )
+    games.reset(seat=first_seat(np.arange(n)))
+    side_of = games.seat  # the side on roll of each game (0 = A, 1 = B), kept by ``games``
 
     def view(g: int, side: int) -> tuple[CubeState, MatchScore | None]:
         owner = int(cube_owner[g])
@@ -356,50 +368,56 @@ def _play_block(
             match_length, int(s[side]), int(s[1 - side]), bool(crawford_game[g])
         )
 
-    def end_game(g: int, winner: int, points: int, dropped: bool) -> None:
+    def end_game(g: int, winner: int, points: int, dropped: bool) -> bool:
+        """Score a finished game; True when its match goes on with another game."""
         stats["games"] += 1
         if not dropped:
             stats["cube_sum"] += float(cube_value[g])
         if money:
             result[g] = points if winner == 0 else -points
-            alive[g] = False
-            return
+            return False
         score[g, winner] = min(match_length, score[g, winner] + points)
         if score[g, winner] >= match_length:
             result[g] = 1.0 if winner == 0 else 0.0
-            alive[g] = False
-            return
+            return False
         if crawford_game[g]:
             crawford_game[g] = False
             crawford_done[g] = True
         elif not crawford_done[g] and score[g].max() == match_length - 1:
             crawford_game[g] = True
-        boards[g] = start_boards(1)[0]
-        cube_value[g], cube_owner[g], roll_no[g] = 1, -1, 0
+        cube_value[g], cube_owner[g] = 1, -1
         game_no[g] += 1
+        return True
+
+    def next_games(lanes: list[int]) -> None:
+        if lanes:
+            nxt = np.array(lanes, dtype=np.int64)
+            games.restart(nxt, seat=first_seat(nxt))
 
     for _turn in range(MAX_TURNS):
-        idx = np.flatnonzero(alive)
+        idx = np.flatnonzero(~games.over)
         if idx.size == 0:
             break
-        # -- cube: the side on roll may double (R23, R24, R34) ---------------------------
-        pre = idx[roll_no[idx] > 0]
+        # -- cube: the side on roll may double before its roll (R23, R24, R34) -----------
+        pre = idx[games.turn[idx] > 0]
         may = pre[
-            ((cube_owner[pre] < 0) | (cube_owner[pre] == on_roll[pre]))
+            ((cube_owner[pre] < 0) | (cube_owner[pre] == side_of[pre]))
             & (2 * cube_value[pre] <= rules.cube_max)
             & ~crawford_game[pre]
         ]
         for side in (0, 1):
-            g_side = may[on_roll[may] == side]
+            g_side = may[side_of[may] == side]
             if g_side.size == 0:
                 continue
             views = [view(int(g), side) for g in g_side]
             cubes = [v[0] for v in views]
             matches = [v[1] for v in views]
-            doubled = bots[side].cube.double_batch(boards[g_side], cubes, matches)
+            doubled = bots[side].cube.double_batch(games.boards[g_side], cubes, matches)
             if trace is not None and money:
                 trace.extend(
-                    CubeSample(int(pair_of[g]), int(g), side, boards[g].copy(), cubes[i], bool(d))
+                    CubeSample(
+                        int(pair_of[g]), int(g), side, games.boards[g].copy(), cubes[i], bool(d)
+                    )
                     for i, (g, d) in enumerate(zip(g_side, doubled, strict=True))
                 )
             if not doubled.any():
@@ -407,70 +425,76 @@ def _play_block(
             dg = g_side[doubled]
             stats["doubles"] += dg.size
             takes = bots[1 - side].cube.take_batch(
-                boards[dg],
+                games.boards[dg],
                 [cubes[i] for i in np.flatnonzero(doubled)],
                 [matches[i] for i in np.flatnonzero(doubled)],
             )
+            dropped: list[int] = []
             for g, take in zip(dg, takes, strict=True):
                 if take:
                     cube_value[g] *= 2
                     cube_owner[g] = 1 - side
                 else:
                     stats["drops"] += 1
-                    end_game(int(g), side, int(cube_value[g]), dropped=True)
-        idx = np.flatnonzero(alive)
+                    dropped.append(int(g))
+            if dropped:
+                games.end(np.array(dropped, dtype=np.int64))
+                # a dropped game's next game starts with its opening roll in this turn
+                next_games([g for g in dropped if end_game(g, side, int(cube_value[g]), True)])
+        idx = np.flatnonzero(~games.over)
         if idx.size == 0:
             break
-        # -- roll -------------------------------------------------------------------------
-        stream = pair_of[idx] * _GAME_STRIDE + game_no[idx]
-        dice = _dice(seed, stream, roll_no[idx])
-        opening = roll_no[idx] == 0
-        if opening.any():
-            # seat 0 holds the first die: the higher die moves first, with both dice (R5)
-            og = idx[opening]
-            seat0_wins = dice[opening, 0] > dice[opening, 1]
-            a_starts = seat0_wins == seat0_is_a[og]
-            on_roll[og] = np.where(a_starts, 0, 1)
-        roll_no[idx] += 1
-        # -- move ---------------------------------------------------------------------------
+        # -- move (a pass is the null play, never asked of the player) ----------------------
+        actions = np.zeros(n, dtype=np.int64)
+        passing = games.must_pass
         for side in (0, 1):
-            sel = on_roll[idx] == side
-            g_side = idx[sel]
+            g_side = idx[side_of[idx] == side]
             if g_side.size == 0:
                 continue
-            d_side = dice[sel]
-            afters, offsets = legal_afterstates_batch(boards[g_side], d_side, rules.waste_rule)
+            boards, d_side = games.boards[g_side], games.dice[g_side]
+            afters, offsets = _plays(games, g_side, passing[g_side])
             player = bots[side].player
             if money:
-                picks = np.asarray(player.choose_batch(boards[g_side], d_side, afters, offsets))
+                picks = np.asarray(player.choose_batch(boards, d_side, afters, offsets))
             elif isinstance(bots[side].cube, GnubgPolicy):  # gnubg plays for the score itself
                 views = [view(int(g), side) for g in g_side]
                 specs = gnubg_cube_specs([v[0] for v in views], [v[1] for v in views])
                 picks = player.choose_batch(  # type: ignore[call-arg]
-                    boards[g_side], d_side, afters, offsets, cubes=specs
+                    boards, d_side, afters, offsets, cubes=specs
                 )
             else:
                 utilities = [score_utility(rules, *view(int(g), side)) for g in g_side]
-                picks = score_aware_choice(
-                    player, boards[g_side], d_side, afters, offsets, utilities
+                picks = score_aware_choice(player, boards, d_side, afters, offsets, utilities)
+            picks = np.asarray(picks, dtype=np.int64).reshape(-1)
+            actions[g_side] = np.where(passing[g_side], 0, picks)
+        outcome = games.step(actions)
+        again: list[int] = []
+        for g in np.flatnonzero(outcome.finished):
+            turned = cube_owner[g] >= 0 or not money
+            pts = int(
+                result_points(
+                    rules, bool(outcome.gammon[g]), bool(outcome.backgammon[g]), cube_turned=turned
                 )
-            picks = np.asarray(picks, dtype=np.int64)
-            has = picks >= 0
-            rows = offsets[:-1][has] + picks[has]
-            boards[g_side[has]] = afters[rows]
-            done, gammon, bg = outcomes(boards[g_side])
-            for j in np.flatnonzero(done):
-                g = int(g_side[j])
-                turned = cube_owner[g] >= 0 or not money
-                pts = int(result_points(rules, bool(gammon[j]), bool(bg[j]), cube_turned=turned))
-                end_game(g, side, pts * int(cube_value[g]), dropped=False)
-        # -- hand over the turn (games that just restarted begin with an opening roll) -------
-        cont = idx[alive[idx] & (roll_no[idx] > 0)]
-        boards[cont] = flip_boards(boards[cont])
-        on_roll[cont] = 1 - on_roll[cont]
+            )
+            if end_game(int(g), int(outcome.winner[g]), pts * int(cube_value[g]), dropped=False):
+                again.append(int(g))
+        next_games(again)
     else:
         raise RuntimeError(f"cubeful games did not finish within {MAX_TURNS} turns")
     return result, stats
+
+
+def _plays(
+    games: GameBatch, lanes: np.ndarray, passing: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The candidates of ``lanes`` as a player is asked them: a game that must pass has
+    none (R16), as ``legal_afterstates_batch`` gives it."""
+    sub, sub_off = gather_slices(games.afters, games.offsets, lanes[~passing])
+    counts = np.zeros(lanes.shape[0], dtype=np.int64)
+    counts[~passing] = np.diff(sub_off)
+    offsets = np.zeros(lanes.shape[0] + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return sub, offsets
 
 
 def play_cubeful(
