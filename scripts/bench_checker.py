@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from nard_rl.engine.movegen import legal_afterstates_batch
-from nard_rl.players import make_player
+from nard_rl.players import Player, make_player
 from nard_rl.util.progress import progress_bar
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "checker_gnubg_public.jsonl.gz"
@@ -48,9 +48,14 @@ def load_decisions(path: Path, limit: int | None = None) -> list[dict[str, Any]]
 
 
 def play_errors(
-    spec: str, records: list[dict[str, Any]], *, chunk: int = 100, progress: bool = False
+    spec: str | Player,
+    records: list[dict[str, Any]],
+    *,
+    chunk: int = 100,
+    progress: bool = False,
 ) -> tuple[np.ndarray, float]:
-    """Error (equity) of the player's choice in each decision, and seconds per decision.
+    """Error (equity) of the player's choice in each decision, and seconds per decision
+    (``spec``: a player spec, or a player built by the caller, closed here too).
 
     Our own move generator lists the plays the player chooses from; a chosen afterstate
     that the label file does not list means the two engines disagree, which raises.
@@ -60,9 +65,9 @@ def play_errors(
     afters, offsets = legal_afterstates_batch(boards, dice)
     errors = np.zeros(len(records))
     seconds = 0.0
-    player = make_player(spec)
+    player = make_player(spec) if isinstance(spec, str) else spec
     try:
-        bar = progress_bar(len(records), unit="pos", desc=spec, disable=not progress)
+        bar = progress_bar(len(records), unit="pos", desc=player.name, disable=not progress)
         for lo in range(0, len(records), chunk):
             hi = min(lo + chunk, len(records))
             a, b = int(offsets[lo]), int(offsets[hi])

@@ -137,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         "--no-prune", action="store_true", help="score every reply in full (the exact search)"
     )
     parser.add_argument("--keep", type=int, default=None, help="pruner: replies kept per roll")
+    parser.add_argument("--pruner", type=Path, default=None, help="pruning net (a .pt) to use")
     args = parser.parse_args(argv)
     if args.positions < 1 or args.deep < 1:
         parser.error("--positions and --deep must be >= 1")
@@ -147,11 +148,13 @@ def main(argv: list[str] | None = None) -> int:
 
     from nard_rl.nets.evaluator import load_evaluator
     from nard_rl.players.gnubg_player import GnubgPlayer, gnubg_available
+    from nard_rl.nets.pruning import load_pruner
     from nard_rl.search.nply import Search, SearchPlayer
 
     torch.set_num_threads(1)
     boards, dice = load_positions(args.data, max(args.positions, args.deep), args.kind)
-    search = Search(load_evaluator(args.net), pruner=False if args.no_prune else None)
+    pruner = load_pruner(args.pruner) if args.pruner is not None else None
+    search = Search(load_evaluator(args.net), pruner=False if args.no_prune else pruner)
     if args.keep is not None and search.pruner is not None:
         search.pruner.keep = args.keep
     use_gnubg = not args.no_gnubg and gnubg_available()

@@ -4,7 +4,8 @@ Trains on every legal play of ``--positions`` noisy self-play decisions, checks 
 ``--check`` decisions how often the full evaluator's best play is among the pruner's
 ``keep`` best (and what is lost when it is not), and writes the checkpoint.
 
-    python scripts/train_prune.py --positions 20000 --out checkpoints/nard-prune.pt
+    python scripts/train_prune.py                  # the shipped pruner (defaults: 60,000
+                                                   # decisions, 64 units on tesauro198)
 """
 
 from __future__ import annotations
@@ -24,11 +25,11 @@ from nard_rl.training.supervised.prune_fit import distill_rows, survival, train_
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--net", default="default", help="the evaluator distilled")
-    parser.add_argument("--positions", type=int, default=20000, help="training decisions")
+    parser.add_argument("--positions", type=int, default=60000, help="training decisions")
     parser.add_argument("--check", type=int, default=3000, help="held-out decisions")
-    parser.add_argument("--hidden", type=int, default=16)
-    parser.add_argument("--encoding", default="extended")
-    parser.add_argument("--epochs", type=int, default=6)
+    parser.add_argument("--hidden", type=int, default=64)
+    parser.add_argument("--encoding", default="tesauro198")
+    parser.add_argument("--epochs", type=int, default=16)
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--seed", type=int, default=0)

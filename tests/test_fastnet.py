@@ -18,15 +18,21 @@ from nard_rl.engine.batch import start_boards
 from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.nets.encoding import get_encoding
 from nard_rl.nets.evaluator import NetEvaluator, load_evaluator
-from nard_rl.nets.fastnet import FusedNet, supports
+from nard_rl.nets.fastnet import BoardNet, FusedNet, supports
 from nard_rl.nets.network import NetSpec
 from nard_rl.nets.pruning import Pruner, pruner_path, top_per_segment
 from nard_rl.search.nply import Search
 from nard_rl.training.supervised.label import LabelConfig, collect_decisions
 
 
-def _net(hidden: tuple[int, ...], scale: float = 1.0, seed: int = 0, activation="sigmoid"):
-    enc = get_encoding("contact")
+def _net(
+    hidden: tuple[int, ...],
+    scale: float = 1.0,
+    seed: int = 0,
+    activation: str = "sigmoid",
+    encoding: str = "contact",
+):
+    enc = get_encoding(encoding)
     spec = NetSpec(enc.name, enc.version, enc.size, hidden, activation, "standard")
     torch.manual_seed(seed)
     net = spec.build().eval()
@@ -163,3 +169,51 @@ def test_fastnet_does_not_import_torch() -> None:
     code = "import sys, nard_rl.nets.fastnet; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "False", out.stderr
+
+
+@pytest.mark.parametrize("scale", [1.0, 12.0])
+def test_board_net_equals_the_fused_pass_on_encoded_rows(scale: float) -> None:
+    """The per-point tables reproduce the encoding: bars, borne-off checkers and hits
+    included (self-play afterstates have all three)."""
+    net, _spec = _net((24,), scale, encoding="tesauro198")
+    enc = get_encoding("tesauro198")
+    afters = _afterstates()
+    assert (afters[:, 25] > 0).any() or (afters[:, 0] < 0).any()
+    want = FusedNet(net)(enc.encode(afters))
+    got = BoardNet(net, enc)(afters)
+    assert np.abs(got - want).max() < 1e-5
+
+
+def test_board_net_refuses_what_it_cannot_compute() -> None:
+    net, _spec = _net((8,))
+    with pytest.raises(ValueError, match="point-separable"):
+        BoardNet(net, get_encoding("contact"))
+    deep, _ = _net((8, 8), encoding="tesauro198")
+    with pytest.raises(ValueError, match="one hidden layer"):
+        BoardNet(deep, get_encoding("tesauro198"))
+    with pytest.raises(ValueError, match="shape"):
+        BoardNet(_net((8,), encoding="tesauro198")[0], get_encoding("tesauro198"))(
+            np.zeros((3, 24), dtype=np.int8)
+        )
+
+
+def test_a_pruner_on_raw_inputs_reads_the_boards_and_ranks_as_the_encoded_pass() -> None:
+    net, spec = _net((16,), 3.0, encoding="tesauro198")
+    pruner = Pruner(net, spec, keep=3)
+    assert pruner.board_net is not None
+    afters = _afterstates()
+    via_rows = pruner.fused(pruner.enc.encode(afters))
+    assert np.abs(pruner.board_net(afters) - via_rows).max() < 1e-5
+    # an extended-input pruner has no board pass and still scores
+    ext, ext_spec = _net((8,), encoding="extended")
+    assert Pruner(ext, ext_spec).board_net is None
+
+
+def test_pruner_identity_names_weights_and_width() -> None:
+    net, spec = _net((16,), encoding="tesauro198")
+    a = Pruner(net, spec, keep=4).identity()
+    assert a == Pruner(net, spec, keep=4).identity()
+    assert a != Pruner(net, spec, keep=6).identity()
+    other, _ = _net((16,), seed=1, encoding="tesauro198")
+    assert a != Pruner(other, spec, keep=4).identity()
+    assert "tesauro198x16 keep 4" in a

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -496,3 +497,25 @@ def test_labels_on_cuda_match_the_cpu(tmp_path: Path) -> None:
         shards[dev], _ = read_shard(shard_path(tmp_path / dev / "tiny" / "gen_001" / "shards", 0))
     np.testing.assert_array_equal(shards["cpu"]["boards"], shards["cuda"]["boards"])
     np.testing.assert_allclose(shards["cpu"]["probs"], shards["cuda"]["probs"], atol=1e-4)
+
+
+def test_resuming_refuses_other_settings_or_another_pruner(tmp_path: Path) -> None:
+    from nard_rl.nets.pruning import Pruner
+
+    ev = _evaluator()
+    one = LabelConfig(shards=2, decisions_per_shard=4, parallel_games=8)
+    label_shard(ev, tmp_path, one, k=0, num=2, seed=1, progress=False)
+    _, meta = read_shard(shard_path(tmp_path, 0))
+    assert meta["pruner"] is None  # a bare net: every reply scored
+    with pytest.raises(ValueError, match=r"other settings \(ply: 1 -> 2\)"):
+        label_shard(ev, tmp_path, replace(one, ply=2), k=1, num=2, seed=1, progress=False)
+    # the same job resumes; a pruner now attached to the evaluator is another job
+    enc = get_encoding("tesauro198")
+    spec = NetSpec(enc.name, enc.version, enc.size, (8,), "sigmoid", "standard")
+    torch.manual_seed(0)
+    ev.pruner = Pruner(spec.build().eval(), spec, keep=2)  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="pruner: None -> 'prune tesauro198x8 keep 2"):
+        label_shard(ev, tmp_path, one, k=1, num=2, seed=1, progress=False)
+    del ev.pruner  # type: ignore[attr-defined]
+    label_shard(ev, tmp_path, one, k=1, num=2, seed=1, progress=False)
+    assert shard_path(tmp_path, 1).exists()

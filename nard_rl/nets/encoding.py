@@ -625,6 +625,9 @@ class Encoding:
     size: int
     extends: str | None = None
     """An encoding whose inputs are this one's first inputs, unchanged (nets grow from it)."""
+    point_separable: bool = False
+    """Every input depends on one point's count or is linear in the bar and borne-off
+    counts, so a first layer is a sum of per-point terms (``nard_rl.nets.fastnet.BoardNet``)."""
 
     def encode(
         self,
@@ -683,7 +686,7 @@ class Encoding:
 
 
 ENCODINGS: dict[str, Encoding] = {
-    "tesauro198": Encoding("tesauro198", version=1, size=198),
+    "tesauro198": Encoding("tesauro198", version=1, size=198, point_separable=True),
     "extended": Encoding("extended", version=1, size=225),
     "contact": Encoding("contact", version=1, size=225 + 2 * CONTACT_FEATURES, extends="extended"),
 }

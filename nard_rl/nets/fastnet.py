@@ -31,6 +31,9 @@ from numba import njit
 __all__ = ["FusedNet", "supports"]
 
 _LOG2E = np.float32(1.4426950408889634)
+_MAX_CHAIN = 32
+"""Rows in a row updated from their predecessor before one is summed afresh: bounds the
+float32 rounding that the differences accumulate (about 1e-6 of a probability)."""
 
 
 @njit(fastmath=True, cache=True, inline="always")
@@ -66,6 +69,55 @@ def _sigmoid(x: float) -> float:
     return e / (1.0 + e)
 
 
+@njit(fastmath=True, cache=True, inline="always")
+def _tail(
+    cur: np.ndarray,
+    h1: int,
+    dense_w: np.ndarray,
+    dense_b: np.ndarray,
+    shapes: np.ndarray,
+    nxt: np.ndarray,
+    bits: np.ndarray,
+    poly: np.ndarray,
+    logits: np.ndarray,
+    out: np.ndarray,
+    i: int,
+) -> None:
+    """From the first layer's accumulator ``cur[:h1]`` to ``out[i]``: its sigmoid, the
+    dense layers after it and the five probabilities (shared by every first layer)."""
+    _sigmoid_inplace(cur, bits, poly, h1)
+    wo = 0
+    bo = 0
+    layers = shapes.shape[0]
+    for layer in range(layers):
+        rows = shapes[layer, 0]
+        cols = shapes[layer, 1]
+        last = layer == layers - 1
+        for r in range(rows):
+            s = dense_b[bo + r]
+            base = wo + r * cols
+            for c in range(cols):
+                s += cur[c] * dense_w[base + c]
+            if last:
+                logits[r] = s
+            else:
+                nxt[r] = s
+        wo += rows * cols
+        bo += rows
+        if not last:
+            _sigmoid_inplace(nxt, bits, poly, rows)
+            for r in range(rows):
+                cur[r] = nxt[r]
+    win = _sigmoid(logits[0])
+    wg = win * _sigmoid(logits[1])
+    out[i, 0] = win
+    out[i, 1] = wg
+    out[i, 2] = wg * _sigmoid(logits[2])
+    lg = (1.0 - win) * _sigmoid(logits[3])
+    out[i, 3] = lg
+    out[i, 4] = lg * _sigmoid(logits[4])
+
+
 @njit(fastmath=True, cache=True)
 def _forward(
     x: np.ndarray,
@@ -80,53 +132,92 @@ def _forward(
     """``out[i]`` = the net's five probabilities for encoded row ``x[i]``."""
     n, m = x.shape
     h1 = b1.shape[0]
+    acc = np.empty(h1, np.float32)  # the first layer before its sigmoid, kept across rows
     cur = np.empty(width, np.float32)
     nxt = np.empty(width, np.float32)
     bits = np.empty(width, np.int32)
     poly = np.empty(width, np.float32)
     logits = np.empty(5, np.float32)
-    layers = shapes.shape[0]
+    chain = _MAX_CHAIN
+    for i in range(n):
+        changed = 0
+        nonzero = 0
+        if i > 0:
+            for j in range(m):
+                v = x[i, j]
+                if v != x[i - 1, j]:
+                    changed += 1
+                if v != 0.0:
+                    nonzero += 1
+        if i > 0 and changed < nonzero and chain < _MAX_CHAIN:
+            # a neighbour of the previous row: update its accumulator by the difference
+            for j in range(m):
+                d = x[i, j] - x[i - 1, j]
+                if d != 0.0:
+                    for h in range(h1):
+                        acc[h] += d * w1t[j, h]
+            chain += 1
+        else:
+            for h in range(h1):
+                acc[h] = b1[h]
+            for j in range(m):
+                v = x[i, j]
+                if v != 0.0:
+                    for h in range(h1):
+                        acc[h] += v * w1t[j, h]
+            chain = 0
+        for h in range(h1):
+            cur[h] = acc[h]
+        _tail(cur, h1, dense_w, dense_b, shapes, nxt, bits, poly, logits, out, i)
+
+
+@njit(fastmath=True, cache=True)
+def _board_forward(
+    boards: np.ndarray,
+    point_table: np.ndarray,
+    bar_table: np.ndarray,
+    b1: np.ndarray,
+    head_w: np.ndarray,
+    head_b: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """``out[i]`` for afterstate ``boards[i]`` of a one-hidden-layer net on a
+    point-separable encoding: the first layer is the bias plus one table row per point and
+    per bar (``BoardNet``); every sigmoid, the five outputs' too, is the vectorisable one."""
+    n = boards.shape[0]
+    h1 = b1.shape[0]
+    cur = np.empty(h1, np.float32)
+    bits = np.empty(h1, np.int32)
+    poly = np.empty(h1, np.float32)
+    logits = np.empty(5, np.float32)
+    lbits = np.empty(5, np.int32)
+    lpoly = np.empty(5, np.float32)
     for i in range(n):
         for h in range(h1):
             cur[h] = b1[h]
-        for j in range(m):
-            v = x[i, j]
-            if v != 0.0:
-                for h in range(h1):
-                    cur[h] += v * w1t[j, h]
+        for p in range(1, 25):
+            k = np.int64(boards[i, p]) + 15
+            for h in range(h1):
+                cur[h] += point_table[p - 1, k, h]
+        ours = np.int64(boards[i, 25])
+        theirs = -np.int64(boards[i, 0])
+        for h in range(h1):
+            cur[h] += bar_table[0, ours, h] + bar_table[1, theirs, h]
         _sigmoid_inplace(cur, bits, poly, h1)
-        size = h1
-        wo = 0
-        bo = 0
-        for layer in range(layers):
-            rows = shapes[layer, 0]
-            cols = shapes[layer, 1]
-            last = layer == layers - 1
-            for r in range(rows):
-                s = dense_b[bo + r]
-                base = wo + r * cols
-                for c in range(cols):
-                    s += cur[c] * dense_w[base + c]
-                if last:
-                    logits[r] = s
-                else:
-                    nxt[r] = s
-            wo += rows * cols
-            bo += rows
-            if not last:
-                _sigmoid_inplace(nxt, bits, poly, rows)
-                for r in range(rows):
-                    cur[r] = nxt[r]
-                size = rows
-        win = _sigmoid(logits[0])
-        wg = win * _sigmoid(logits[1])
+        for r in range(5):
+            s = head_b[r]
+            for h in range(h1):
+                s += cur[h] * head_w[r, h]
+            logits[r] = s
+        _sigmoid_inplace(logits, lbits, lpoly, 5)
+        win = logits[0]
+        wg = win * logits[1]
         out[i, 0] = win
         out[i, 1] = wg
-        out[i, 2] = wg * _sigmoid(logits[2])
-        lg = (1.0 - win) * _sigmoid(logits[3])
+        out[i, 2] = wg * logits[2]
+        lg = (np.float32(1.0) - win) * logits[3]
         out[i, 3] = lg
-        out[i, 4] = lg * _sigmoid(logits[4])
-    _ = size
+        out[i, 4] = lg * logits[4]
 
 
 def supports(net: Any) -> bool:
@@ -174,5 +265,65 @@ class FusedNet:
                 self.shapes,
                 self.width,
                 out,
+            )
+        return out
+
+
+class BoardNet:
+    """The compiled forward pass of a frozen one-hidden-layer net on a point-separable
+    encoding, straight from the boards: no encoded rows at all.
+
+    Why: the pruning net ranks every legal reply inside a search, hundreds of thousands of
+    rows a 2-ply decision, and for a 16-unit net writing and scanning a couple of hundred
+    inputs a row costs several times the net itself.  When every input depends on one
+    point's count, or is linear in the bars and borne-off counts (``tesauro198``), the
+    first layer is a sum of one precomputed ``hidden``-vector per point and per bar: 26
+    vector additions a row.  The tables are built by encoding one-point boards, so they
+    follow the encoding's own definition; results equal ``FusedNet`` on the encoded rows
+    to float32 rounding (``tests/test_fastnet.py``)."""
+
+    def __init__(self, net: Any, encoding: Any) -> None:
+        if not getattr(encoding, "point_separable", False):
+            raise ValueError(f"encoding {encoding.name!r} is not point-separable")
+        self.fused = FusedNet(net)
+        if self.fused.shapes.shape[0] != 1:
+            raise ValueError("BoardNet computes nets with one hidden layer")
+        if self.fused.inputs != encoding.size:
+            raise ValueError(
+                f"the net takes {self.fused.inputs} inputs, encoding {encoding.name!r} "
+                f"has {encoding.size}"
+            )
+        w1t = self.fused.w1t.astype(np.float64)
+        empty = np.zeros((1, 26), dtype=np.int8)
+        base = encoding.encode(empty)[0].astype(np.float64)
+        self.b1 = (self.fused.b1 + base @ w1t).astype(np.float32)
+        counts = np.arange(-15, 16)
+        probes = np.zeros((24, counts.size, 26), dtype=np.int8)
+        for p in range(1, 25):
+            probes[p - 1, :, p] = counts
+        rows = encoding.encode(probes.reshape(-1, 26)).astype(np.float64) - base
+        self.point_table = np.ascontiguousarray(
+            (rows @ w1t).reshape(24, counts.size, -1), dtype=np.float32
+        )
+        bars = np.zeros((2, 16, 26), dtype=np.int8)
+        bars[0, :, 25] = np.arange(16)  # ours, on our bar
+        bars[1, :, 0] = -np.arange(16)  # theirs
+        rows = encoding.encode(bars.reshape(-1, 26)).astype(np.float64) - base
+        self.bar_table = np.ascontiguousarray((rows @ w1t).reshape(2, 16, -1), dtype=np.float32)
+        self.head_w = np.ascontiguousarray(
+            self.fused.dense_w.reshape(5, self.b1.shape[0]), dtype=np.float32
+        )
+        self.head_b = np.ascontiguousarray(self.fused.dense_b, dtype=np.float32)
+
+    def __call__(self, boards: np.ndarray) -> np.ndarray:
+        """``(N, 5)`` float32 probabilities of afterstates ``boards`` (``(N, 26)`` int8,
+        valid boards: at most 15 checkers a point)."""
+        arr = np.ascontiguousarray(boards, dtype=np.int8)
+        if arr.ndim != 2 or arr.shape[1] != 26:
+            raise ValueError(f"expected boards of shape (N, 26), got {arr.shape}")
+        out = np.empty((arr.shape[0], 5), dtype=np.float32)
+        if arr.shape[0]:
+            _board_forward(
+                arr, self.point_table, self.bar_table, self.b1, self.head_w, self.head_b, out
             )
         return out

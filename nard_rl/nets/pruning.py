@@ -19,36 +19,64 @@ checker error (``default:2`` against ``default:2!``, the spec without pruning).
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from nard_rl.engine.batch import outcomes
 from nard_rl.engine.rules import RuleSet, cubeless_equity, get_rules
 from nard_rl.nets.encoding import get_encoding
-from nard_rl.nets.fastnet import FusedNet
+from nard_rl.nets.fastnet import BoardNet, FusedNet
 
 PRUNE_CHECKPOINT = "nard-prune.pt"
 """The shipped pruning net of the standard rules, beside the contact net."""
-DEFAULT_KEEP = 6
+DEFAULT_KEEP = 4
 """Replies per roll that reach the full evaluator (gnubg keeps a similar handful)."""
 
 
-def _segments(offsets: np.ndarray) -> np.ndarray:
-    return np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
+@njit(cache=True)
+def _top_kernel(values: np.ndarray, offsets: np.ndarray, keep: int, out: np.ndarray) -> None:
+    best = np.empty(keep, np.int64)
+    for s in range(offsets.shape[0] - 1):
+        lo = offsets[s]
+        hi = offsets[s + 1]
+        if hi - lo <= keep:
+            for r in range(lo, hi):
+                out[r] = True
+            continue
+        filled = 0
+        for r in range(lo, hi):
+            v = values[r]
+            if filled == keep and v <= values[best[keep - 1]]:
+                continue  # ties go to the earlier row
+            pos = filled if filled < keep else keep - 1
+            while pos > 0 and values[best[pos - 1]] < v:
+                best[pos] = best[pos - 1]
+                pos -= 1
+            best[pos] = r
+            if filled < keep:
+                filled += 1
+        for k in range(keep):
+            out[best[k]] = True
 
 
 def top_per_segment(values: np.ndarray, offsets: np.ndarray, keep: int) -> np.ndarray:
-    """``(N,)`` bool: each segment's ``keep`` highest values (all rows of a short one)."""
-    n = values.shape[0]
-    if n == 0:
-        return np.zeros(0, dtype=bool)
-    seg = _segments(offsets)
-    order = np.lexsort((-values, seg))
-    rank = np.empty(n, dtype=np.int64)
-    rank[order] = np.arange(n) - offsets[seg[order]]
-    return rank < keep
+    """``(N,)`` bool: each segment's ``keep`` highest values (all rows of a short one; of
+    equal values, the earlier rows)."""
+    if int(keep) < 1:
+        raise ValueError(f"keep must be >= 1, got {keep}")
+    out = np.zeros(values.shape[0], dtype=np.bool_)
+    if values.shape[0]:
+        _top_kernel(
+            np.ascontiguousarray(values, dtype=np.float64),
+            np.ascontiguousarray(offsets, dtype=np.int64),
+            int(keep),
+            out,
+        )
+    return out
 
 
 class Pruner:
@@ -60,9 +88,20 @@ class Pruner:
         self.spec = spec
         self.enc = get_encoding(spec.encoding)
         self.rules = get_rules(spec.rules)
+        # straight from the boards when the encoding allows it: no rows to write and scan
+        self.board_net = BoardNet(net, self.enc) if self.enc.point_separable else None
         self.fused = FusedNet(net)
         self.keep = int(keep)
         self.name = name
+
+    def identity(self) -> str:
+        """Name, width and a digest of the weights: what labels record of their pruner."""
+        f = self.fused
+        h = hashlib.sha256()
+        for a in (f.w1t, f.b1, f.dense_w, f.dense_b):
+            h.update(np.ascontiguousarray(a).tobytes())
+        width = f"{self.spec.encoding}x{f.b1.shape[0]}"
+        return f"{self.name} {width} keep {self.keep} {h.hexdigest()[:16]}"
 
     def scores(self, afterstates: np.ndarray) -> np.ndarray:
         """Estimated cubeless money equity of each afterstate (mover's view); a play that
@@ -71,7 +110,11 @@ class Pruner:
         out = np.full(afterstates.shape[0], 10.0)
         live = np.flatnonzero(~done)
         if live.size:
-            probs = self.fused(self.enc.encode(afterstates[live]))
+            rows = afterstates[live]
+            if self.board_net is not None:
+                probs = self.board_net(rows)
+            else:
+                probs = self.fused(self.enc.encode(rows))
             out[live] = cubeless_equity(probs, self.rules)
         return out
 

@@ -369,16 +369,28 @@ def outcome_rows(
     }
 
 
-def check_same_job(folder: str | Path, cfg: LabelConfig) -> None:
+OLD_PRUNER = "nard-prune extendedx16 keep 6"
+"""The pruning net of shards written before shards named theirs (the first shipped one)."""
+
+
+def pruner_identity(evaluator: Evaluator, cfg: LabelConfig) -> str | None:
+    """Which pruning net the labelling search uses (None: every reply scored)."""
+    pruner = getattr(evaluator, "pruner", None) if cfg.prune else None
+    return None if pruner is None else pruner.identity()
+
+
+def check_same_job(folder: str | Path, cfg: LabelConfig, pruner: str | None = None) -> None:
     """Refuse to add shards to a folder whose shards were labelled with other settings:
     resuming must not mix two labelling jobs (only ``shards``, how many there are, may
-    change).  Shards from before a setting existed count as its old behaviour."""
+    change), nor two pruning nets.  Shards from before a setting existed count as its
+    old behaviour."""
     existing = sorted(Path(folder).glob("shard_*.npz"))
     if not existing:
         return
     _, meta = read_shard(existing[0])
     old = {"prune": False, **meta.get("label", {})}
-    new = asdict(cfg)
+    old["pruner"] = meta.get("pruner", OLD_PRUNER if old["prune"] else None)
+    new = asdict(cfg) | {"pruner": pruner}
     diff = sorted(k for k in new if k != "shards" and old.get(k, new[k]) != new[k])
     if diff:
         changes = ", ".join(f"{k}: {old.get(k)!r} -> {new[k]!r}" for k in diff)
@@ -435,7 +447,8 @@ def label_shard(
     """
     if num < 1 or not 0 <= k < num:
         raise ValueError(f"need 0 <= k < num, got k={k}, num={num}")
-    check_same_job(folder, cfg)
+    pruner = pruner_identity(evaluator, cfg)
+    check_same_job(folder, cfg, pruner)
     mine = [i for i in range(cfg.shards) if i % num == k]
     todo = [i for i in mine if not shard_path(folder, i).exists()]
     per = cfg.decisions_per_shard
@@ -474,6 +487,7 @@ def label_shard(
                 "seed": ss,
                 "rules": evaluator.rules.name,
                 "label": asdict(cfg),
+                "pruner": pruner,
             }
             write_shard(shard_path(folder, i), data, meta)
     finally:
