@@ -32,7 +32,14 @@ import numpy as np
 
 from nard_rl.cube.met import MatchEquityTable, MatchScore
 from nard_rl.cube.model import CubeState
-from nard_rl.engine.batch import ROLL_WEIGHTS, ROLLS, with_passes
+from nard_rl.engine.batch import (
+    ROLL_WEIGHTS,
+    ROLLS,
+    DiceSource,
+    GameBatch,
+    gather_slices,
+    with_passes,
+)
 from nard_rl.engine.classify import race_flags
 from nard_rl.engine.dice import pair_dice
 from nard_rl.engine.movegen import legal_afterstates_batch
@@ -127,12 +134,19 @@ def _swap_delta(d: np.ndarray) -> np.ndarray:
     return out
 
 
-def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct rows of a 2-D int8 array and each row's index among them."""
+def _unique_index(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For the distinct rows of a 2-D int8 array (in sorted order): the index of each
+    one's first occurrence, and each row's index among them."""
     arr = np.ascontiguousarray(rows)
     keys = arr.view(np.dtype((np.void, arr.shape[1]))).ravel()
     _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    return arr[first], inverse.reshape(-1)
+    return first, inverse.reshape(-1)
+
+
+def _unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of a 2-D int8 array and each row's index among them."""
+    first, inverse = _unique_index(rows)
+    return np.ascontiguousarray(rows)[first], inverse
 
 
 def _all_roll_plays(
@@ -149,27 +163,74 @@ def _all_roll_plays(
     return chosen.reshape(b, k, 26), np.asarray(probs, dtype=np.float64).reshape(b, k, 5)
 
 
-def _chosen_plays(
+def _trial_games(
+    evaluator: Evaluator, boards: np.ndarray, seat: int, dice_fn: DiceSource
+) -> GameBatch:
+    """The trials as games of the engine's batch stepper, each at ``boards`` (the side
+    to roll's view, in seat ``seat``; seat 1 is the root's side) with its first roll
+    (turn 1) due.  A roll without a legal play is a null play (R16), so every ply of a
+    trial is one play of one side, as the dice streams count them."""
+    games = GameBatch(
+        boards.shape[0],
+        evaluator.rules,
+        dice_fn=dice_fn,
+        autoreset=False,
+        pass_as_play=True,
+        invalid_action="raise",
+    )
+    games.reset(boards=boards, seat=np.full(boards.shape[0], seat, dtype=np.int8))
+    return games
+
+
+def _trial_dice(
+    seed: int,
+    streams: np.ndarray,
+    trial: np.ndarray,
+    stratified: np.ndarray,
+    blocks: int,
+    shift: np.ndarray | None,
+    rows: np.ndarray,
+) -> DiceSource:
+    """``GameBatch``'s dice for trial games ``lanes`` (rows ``rows[lanes]``): their streams'
+    rolls at ply ``turn``, the first two stratified where asked.  The smaller die comes
+    first: the candidates of equal (board, roll) pairs are then the same list, decided
+    once."""
+
+    def dice_fn(lanes: np.ndarray, turns: np.ndarray) -> np.ndarray:
+        r = rows[lanes]
+        dice = pair_dice(seed, streams[r], turns)
+        for ply in (1, 2):
+            sel = (turns == ply) & stratified[r]
+            if sel.any():
+                sub = r[sel]
+                dice[sel] = _stratified_dice(
+                    trial[sub], ply, blocks, None if shift is None else shift[sub]
+                )
+        return np.sort(dice, axis=1)
+
+    return dice_fn
+
+
+def _choose(
     evaluator: Evaluator,
-    boards: np.ndarray,
-    dice: np.ndarray,
-    waste_rule: bool,
+    games: GameBatch,
+    lanes: np.ndarray,
     search: Search | None,
-) -> np.ndarray:
-    """The afterstate each (board, roll) is played to: 0-ply best, or the 1-ply search's
-    choice when ``search`` is given.  Equal (board, roll) pairs, frequent in the first
-    plies and in bear-offs, are decided once."""
-    key = np.concatenate([boards, np.sort(dice, axis=1).astype(np.int8)], axis=1)
-    uniq, inverse = _unique_rows(key)
-    ub, ud = np.ascontiguousarray(uniq[:, :26]), np.ascontiguousarray(uniq[:, 26:])
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The play of each game ``lanes`` (local index): 0-ply best, or the 1-ply search's
+    choice when ``search`` is given, and with 0-ply the chosen plays' probabilities.
+    Equal (board, roll) pairs, frequent in the first plies and in bear-offs, are decided
+    once, on the candidates of the first game that has them."""
+    boards, dice = games.boards[lanes], games.dice[lanes]
+    first, inverse = _unique_index(np.concatenate([boards, dice], axis=1))
+    sub, sub_off = gather_slices(games.afters, games.offsets, lanes[first])
     if search is None:
-        chosen, _ = greedy_plays(evaluator, ub, ud, waste_rule)
-    else:
-        afters, offsets = legal_afterstates_batch(ub, ud, waste_rule)
-        afters, offsets = with_passes(afters, offsets, ub)
-        picks = search.choose_batch(ub, ud, afters, offsets, 1)
-        chosen = afters[offsets[:-1] + np.maximum(picks, 0)]
-    return chosen[inverse]
+        local, probs = greedy_choice(evaluator, sub, sub_off)
+        chosen = np.asarray(probs[sub_off[:-1] + local], dtype=np.float64)
+        return local[inverse], chosen[inverse]
+    ub, ud = np.ascontiguousarray(boards[first]), np.ascontiguousarray(dice[first])
+    picks = search.choose_batch(ub, ud, sub, sub_off, 1)
+    return np.maximum(picks, 0)[inverse], None
 
 
 def _trial_values(
@@ -222,49 +283,55 @@ def _trial_values(
         judge = alive & race_flags(last)
         alive &= ~judge
     limit = _MAX_PLIES if horizon is None else horizon
-    for ply in range(1, limit + 1):
-        idx = np.flatnonzero(alive)
-        if idx.size == 0:
-            break
-        if stop is not None and stop():
-            raise RolloutCancelled
-        dice = pair_dice(seed, streams[idx], ply)
-        if ply <= 2:
-            strat = stratified[idx]
-            if strat.any():
-                sub = idx[strat]
-                dice[strat] = _stratified_dice(
-                    tr[sub], ply, blocks, None if shift is None else shift[sub]
-                )
-        boards = flip_boards(last[idx])
-        if variance_reduction:
-            uniq, inverse = _unique_rows(boards)
-            plays, probs = _all_roll_plays(evaluator, uniq, waste)
-            mean = np.einsum("bkf,k->bf", probs, ROLL_WEIGHTS)
-            code = _dice_codes(dice)
-            delta = probs[inverse, code] - mean[inverse]  # the roller's luck, its view
-            roller_is_root = ~root_moved[idx]
-            luck[idx] += np.where(roller_is_root[:, None], delta, _swap_delta(delta))
-            if search is None:
-                chosen = plays[inverse, code]
+    live = np.flatnonzero(alive)  # the rows played on, one game each (seat 1: the root's)
+    if live.size and limit > 0:
+        dice_fn = _trial_dice(seed, streams, tr, stratified, blocks, shift, live)
+        games = _trial_games(evaluator, flip_boards(last[live]), 0, dice_fn)
+        actions = np.zeros(live.size, dtype=np.int64)
+        for _ply in range(limit):
+            lanes = np.flatnonzero(~games.over)
+            if lanes.size == 0:
+                break
+            if stop is not None and stop():
+                raise RolloutCancelled
+            idx = live[lanes]
+            if variance_reduction:
+                boards, dice = games.boards[lanes], games.dice[lanes]
+                uniq, inverse = _unique_rows(boards)
+                plays, probs = _all_roll_plays(evaluator, uniq, waste)
+                mean = np.einsum("bkf,k->bf", probs, ROLL_WEIGHTS)
+                code = _dice_codes(dice)
+                delta = probs[inverse, code] - mean[inverse]  # the roller's luck, its view
+                roller_is_root = games.seat[lanes] == 1
+                luck[idx] += np.where(roller_is_root[:, None], delta, _swap_delta(delta))
+                if search is None:
+                    actions[lanes] = games.index_of(plays[inverse, code], lanes)
+                else:
+                    actions[lanes] = _choose(evaluator, games, lanes, search)[0]
             else:
-                chosen = _chosen_plays(evaluator, boards, dice, waste, search)
-        else:
-            chosen = _chosen_plays(evaluator, boards, dice, waste, search)
-        last[idx] = chosen
-        root_moved[idx] = ~root_moved[idx]
-        over, p_over = exact_finished(chosen)
-        if over.any():
-            fin = idx[over]
-            p = p_over[over].astype(np.float64)
-            result[fin] = np.where(root_moved[fin, None], p, swap_sides(p))
-            alive[fin] = False
-        if stop_at_race:
-            live = idx[~over]
-            raced = live[race_flags(last[live])]
-            judge[raced] = True
-            alive[raced] = False
-    judge |= alive  # cut by the horizon
+                actions[lanes] = _choose(evaluator, games, lanes, search)[0]
+            outcome = games.step(actions)
+            fin = np.flatnonzero(outcome.finished)
+            if fin.size:
+                p = np.zeros((fin.size, 5), dtype=np.float64)
+                p[:, 0] = 1.0
+                p[:, 1] = outcome.gammon[fin]
+                p[:, 2] = outcome.backgammon[fin]
+                result[live[fin]] = np.where(outcome.winner[fin, None] == 1, p, swap_sides(p))
+            if stop_at_race:
+                going = np.flatnonzero(~games.over)
+                raced = going[race_flags(flip_boards(games.boards[going]))]
+                if raced.size:
+                    games.end(raced)
+                    judge[live[raced]] = True
+        # the trials judged where they stand: cut at a race (ended) or by the horizon
+        going = np.flatnonzero(~games.over)
+        judge[live[going]] = True
+        stood = np.flatnonzero(judge[live])
+        last[live[stood]] = flip_boards(games.boards[stood])
+        root_moved[live[stood]] = games.seat[stood] == 0
+    else:
+        judge |= alive  # cut by the horizon
     idx = np.flatnonzero(judge)
     if idx.size:
         p = np.asarray(evaluator.probabilities(last[idx]), dtype=np.float64)
@@ -494,21 +561,6 @@ def pre_roll_rollout(
 # cubeful rollouts of a cube decision
 
 
-def _greedy_unique(
-    evaluator: Evaluator, boards: np.ndarray, dice: np.ndarray, waste_rule: bool
-) -> tuple[np.ndarray, np.ndarray]:
-    """``greedy_plays`` with equal (board, roll) pairs decided once."""
-    key = np.concatenate([boards, np.sort(dice, axis=1).astype(np.int8)], axis=1)
-    uniq, inverse = _unique_rows(key)
-    chosen, probs = greedy_plays(
-        evaluator,
-        np.ascontiguousarray(uniq[:, :26]),
-        np.ascontiguousarray(uniq[:, 26:]),
-        waste_rule,
-    )
-    return chosen[inverse], np.asarray(probs, dtype=np.float64)[inverse]
-
-
 CUBE_WINDOW = 0.4
 """Cubeful rollouts ask the cube model only of players on roll with at least this
 winning chance at 0-ply (it costs a model evaluation per player and turn): in money play
@@ -569,16 +621,16 @@ def cubeful_trial_values(
         settings.seed, np.uint64(group) * np.uint64(36) + (tr % 36).astype(np.uint64), _SHIFT_PLY
     )
     shift = (code[:, 0].astype(np.int64) - 1) * 6 + code[:, 1] - 1
-    last = np.repeat(flip_boards(root), rows, axis=0)
-    root_moved = np.zeros(rows, dtype=bool)  # the root's side is on roll first
     value = np.where(np.arange(rows) < t, c0, 2 * c0).astype(np.int64)
     owner = np.where(np.arange(rows) < t, owner0, 2).astype(np.int8)  # 0 centered, 1 root, 2 opp
-    probs_last = np.repeat(np.asarray(evaluator.probabilities(last[:1]), np.float64), rows, 0)
+    # the chances of each row's last afterstate (its mover's view), the cube's 0-ply input
+    probs_last = np.repeat(
+        np.asarray(evaluator.probabilities(flip_boards(root)), np.float64), rows, 0
+    )
     result = np.full(rows, np.nan)
     alive = np.ones(rows, dtype=bool)
     if not can_double_root:
         alive[t:] = False
-    waste = evaluator.rules.waste_rule
 
     def raw(points_root: int) -> float:
         if match is None:
@@ -594,67 +646,72 @@ def cubeful_trial_values(
         return CubeState(int(value[i]), own), m  # type: ignore[arg-type]
 
     limit = _MAX_PLIES if settings.truncation is None else settings.truncation
-    for ply in range(1, limit + 1):
-        idx = np.flatnonzero(alive)
-        if idx.size == 0:
-            break
-        if stop is not None and stop():
-            raise RolloutCancelled
-        roller_root = ~root_moved[idx]
-        if ply >= 2 and r.cube and (match is None or match.doubling_allowed):
-            pre = swap_sides(probs_last[idx])  # the roller's pre-roll chances, 0-ply
-            access = (owner[idx] == 0) | ((owner[idx] == 1) == roller_root) & (owner[idx] != 0)
-            access &= 2 * value[idx] <= r.cube_max
-            if match is None:
-                access &= pre[:, 0] >= CUBE_WINDOW
-            else:
-                away = np.where(roller_root, match.away_me, match.away_opp)
-                access &= value[idx] < away
-                post = min(match.away_me, match.away_opp) == 1
-                if not post:
-                    access &= pre[:, 0] >= CUBE_WINDOW
-            for j in np.flatnonzero(access):
-                i = int(idx[j])
-                cube_i, match_i = views(i, bool(roller_root[j]))
-                x = cube_efficiency(flip_boards(last[i : i + 1])[0].tolist())
-                d = cube_decision(
-                    np.clip(pre[j], 0.0, 1.0), cube_i, match_i, x=x, rules=r, met=table
-                )
-                if d.decision not in (DOUBLE_TAKE, DOUBLE_PASS):
-                    continue
-                if not d.take:  # a pass: the roller wins the cube as it stands
-                    pts = int(value[i]) if roller_root[j] else -int(value[i])
-                    result[i] = raw(pts)
-                    alive[i] = False
-                else:
-                    value[i] *= 2
-                    owner[i] = 2 if roller_root[j] else 1
-            idx = np.flatnonzero(alive)
-            if idx.size == 0:
+    live = np.flatnonzero(alive)  # the rows played, one game each (seat 1: the root's side)
+    # the rows cut by the truncation, the boards their player on roll sees, is it the root
+    cut, cut_boards, cut_root = live, np.repeat(root, live.size, axis=0), np.ones(live.size, bool)
+    if live.size and limit > 0:
+        dice_fn = _trial_dice(settings.seed, streams, tr, stratified, blocks, shift, live)
+        games = _trial_games(evaluator, np.repeat(root, live.size, axis=0), 1, dice_fn)
+        actions = np.zeros(live.size, dtype=np.int64)
+        for ply in range(1, limit + 1):
+            lanes = np.flatnonzero(~games.over)
+            if lanes.size == 0:
                 break
-        dice = pair_dice(settings.seed, streams[idx], ply)
-        if ply <= 2:
-            strat = stratified[idx]
-            if strat.any():
-                sub = idx[strat]
-                dice[strat] = _stratified_dice(tr[sub], ply, blocks, shift[sub])
-        chosen, probs = _greedy_unique(evaluator, flip_boards(last[idx]), dice, waste)
-        last[idx] = chosen
-        probs_last[idx] = probs
-        root_moved[idx] = ~root_moved[idx]
-        over, p_over = exact_finished(chosen)
-        for j in np.flatnonzero(over):
-            i = int(idx[j])
-            turned = match is not None or owner[i] != 0
-            g, bg = result_increments(r, cube_turned=turned)
-            pts = value[i] * (1.0 + g * p_over[j, 1] + bg * p_over[j, 2])
-            result[i] = raw(round(pts) if root_moved[i] else -round(pts))
-            alive[i] = False
+            if stop is not None and stop():
+                raise RolloutCancelled
+            if ply >= 2 and r.cube and (match is None or match.doubling_allowed):
+                idx = live[lanes]
+                roller_root = games.seat[lanes] == 1
+                pre = swap_sides(probs_last[idx])  # the roller's pre-roll chances, 0-ply
+                access = (owner[idx] == 0) | ((owner[idx] == 1) == roller_root) & (owner[idx] != 0)
+                access &= 2 * value[idx] <= r.cube_max
+                if match is None:
+                    access &= pre[:, 0] >= CUBE_WINDOW
+                else:
+                    away = np.where(roller_root, match.away_me, match.away_opp)
+                    access &= value[idx] < away
+                    post = min(match.away_me, match.away_opp) == 1
+                    if not post:
+                        access &= pre[:, 0] >= CUBE_WINDOW
+                passed: list[int] = []
+                for j in np.flatnonzero(access):
+                    i = int(idx[j])
+                    cube_i, match_i = views(i, bool(roller_root[j]))
+                    x = cube_efficiency(games.boards[lanes[j]].tolist())
+                    d = cube_decision(
+                        np.clip(pre[j], 0.0, 1.0), cube_i, match_i, x=x, rules=r, met=table
+                    )
+                    if d.decision not in (DOUBLE_TAKE, DOUBLE_PASS):
+                        continue
+                    if not d.take:  # a pass: the roller wins the cube as it stands
+                        pts = int(value[i]) if roller_root[j] else -int(value[i])
+                        result[i] = raw(pts)
+                        passed.append(int(lanes[j]))
+                    else:
+                        value[i] *= 2
+                        owner[i] = 2 if roller_root[j] else 1
+                if passed:
+                    games.end(np.array(passed, dtype=np.int64))
+                    lanes = np.flatnonzero(~games.over)
+                    if lanes.size == 0:
+                        break
+            local, probs = _choose(evaluator, games, lanes, None)
+            assert probs is not None
+            actions[lanes] = local
+            probs_last[live[lanes]] = probs
+            outcome = games.step(actions)
+            for lane in np.flatnonzero(outcome.finished):
+                i = int(live[lane])
+                turned = match is not None or owner[i] != 0
+                g, bg = result_increments(r, cube_turned=turned)
+                pts = value[i] * (1.0 + g * outcome.gammon[lane] + bg * outcome.backgammon[lane])
+                result[i] = raw(round(pts) if outcome.winner[lane] == 1 else -round(pts))
+        going = np.flatnonzero(~games.over)
+        cut, cut_boards, cut_root = live[going], games.boards[going], games.seat[going] == 1
     # cut by the truncation: the cube model's value for the player on roll
-    for i in np.flatnonzero(alive):
-        roller_root = not root_moved[i]
-        cube_i, match_i = views(int(i), roller_root)
-        x = cube_efficiency(flip_boards(last[i : i + 1])[0].tolist())
+    for i, on_roll, roller_root in zip(cut.tolist(), cut_boards, cut_root.tolist(), strict=True):
+        cube_i, match_i = views(i, roller_root)
+        x = cube_efficiency(on_roll.tolist())
         pre = np.clip(swap_sides(probs_last[i : i + 1])[0], 0.0, 1.0)
         d = cube_decision(pre, cube_i, match_i, x=x, rules=r, met=table)
         if match is None:
