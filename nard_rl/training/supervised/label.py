@@ -33,16 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from nard_rl.engine.batch import (
-    outcomes,
-    roll_dice,
-    segment_argmax,
-    start_boards,
-    with_passes,
-)
+from nard_rl.engine.batch import GameBatch, outcomes, segment_argmax
 from nard_rl.engine.classify import race_flags
 from nard_rl.engine.movegen import legal_afterstates_batch
-from nard_rl.engine.position import flip_boards
 from nard_rl.engine.rules import cubeless_equity, swap_sides
 from nard_rl.nets.evaluator import Evaluator, exact_finished, greedy_choice
 from nard_rl.search.nply import Search
@@ -169,27 +162,23 @@ def _noisy_selfplay(
     ``(boards, dice, counts, chosen, over)``, the positions before the play (mover's
     view), their rolls, their numbers of legal plays (0: the mover must pass), the
     chosen afterstates and which of them end the game.  A finished game starts again
-    from the opening position at the next step."""
-    rules = evaluator.rules
-    boards = start_boards(slots)
-    opening = np.ones(slots, dtype=bool)
+    from the opening position at the next step.
+
+    The games run on the engine's batch stepper (``GameBatch``), a roll without a
+    legal play as its null play (R16); the items are only valid until the next one."""
+    games = GameBatch(slots, evaluator.rules, rng, autoreset=True, pass_as_play=True)
+    games.reset()
     while True:
-        dice = roll_dice(rng, slots, opening)
-        afters, offsets = legal_afterstates_batch(boards, dice, rules.waste_rule)
-        legal = np.diff(offsets)
-        if (legal == 0).any():
-            afters, offsets = with_passes(afters, offsets, boards)
-        counts = np.diff(offsets)
+        afters, offsets, counts = games.afters, games.offsets, games.counts
         local, _ = greedy_choice(evaluator, afters, offsets, noise=cfg.noise, rng=rng)
         if explore > 0:
             wild = rng.random(slots) < explore
             local[wild] = (rng.random(int(wild.sum())) * counts[wild]).astype(np.int64)
         chosen = afters[offsets[:-1] + local]
         over, _, _ = outcomes(chosen)
-        yield boards, dice, legal, chosen, over
-        boards = flip_boards(chosen)
-        boards[over] = start_boards(int(over.sum()))
-        opening = over
+        legal = np.where(games.must_pass, 0, counts)
+        yield games.boards, games.dice, legal, chosen, over
+        games.step(local)
 
 
 def _whole_games(
