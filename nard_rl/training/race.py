@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from nard_rl.engine.batch import roll_dice, segment_argmax, start_boards
+from nard_rl.engine.batch import GameBatch, roll_dice, segment_argmax
 from nard_rl.engine.bearoff import (
     MAX_CHECKERS,
     all_placements,
@@ -44,7 +44,6 @@ from nard_rl.engine.bearoff import (
 )
 from nard_rl.engine.classify import BEAROFF, RACE, classify
 from nard_rl.engine.movegen import legal_afterstates_batch
-from nard_rl.engine.position import flip_boards
 from nard_rl.engine.rules import cubeless_equity, get_rules
 from nard_rl.nets.evaluator import NetEvaluator, exact_finished, greedy_choice
 from nard_rl.nets.network import load_checkpoint
@@ -106,42 +105,29 @@ class RaceConfig:
         return self.lr_final + 0.5 * (self.lr - self.lr_final) * (1.0 + math.cos(math.pi * t))
 
 
-def _contact_choice(
-    player: Any, boards: np.ndarray, dice: np.ndarray, rng: np.random.Generator, explore: float
-) -> np.ndarray:
-    """Each board's afterstate under the contact player (random with ``explore``)."""
-
-    afters, offsets = legal_afterstates_batch(boards, dice, player.rules.waste_rule)
-    counts = np.diff(offsets)
-    local, _ = greedy_choice(player, afters, offsets)
-    wild = (rng.random(boards.shape[0]) < explore) & (counts > 0)
-    local[wild] = (rng.random(int(wild.sum())) * counts[wild]).astype(np.int64)
-    chosen = boards.copy()  # R16: no legal play leaves the board as it was
-    moved = counts > 0
-    chosen[moved] = afters[offsets[:-1][moved] + local[moved]]
-    return chosen
-
-
 def collect_race_positions(
     contact: Any, games: int, rng: np.random.Generator, explore: float = 0.1
 ) -> np.ndarray:
     """Distinct no-contact afterstates (race and bear-off, unfinished) reached in
-    ``games`` self-play games of ``contact`` (an evaluator), all games stepping together."""
+    ``games`` self-play games of ``contact`` (an evaluator, 0-ply; a random play with
+    chance ``explore``), all games stepping together on the engine's batch stepper
+    (``GameBatch``; a roll without a legal play is a null play, R16)."""
 
-    boards = start_boards(games)
-    opening = np.ones(games, dtype=bool)
-    alive = np.ones(games, dtype=bool)
+    batch = GameBatch(games, contact.rules, rng, autoreset=False, pass_as_play=True)
+    batch.reset()
     found: list[np.ndarray] = []
-    while alive.any():
-        idx = np.flatnonzero(alive)
-        dice = roll_dice(rng, idx.size, opening[idx])
-        chosen = _contact_choice(contact, boards[idx], dice, rng, explore)
+    while not batch.over.all():
+        afters, offsets = batch.afters, batch.offsets
+        counts = batch.counts
+        local, _ = greedy_choice(contact, afters, offsets)
+        wild = (rng.random(games) < explore) & (counts > 0)
+        local[wild] = (rng.random(int(wild.sum())) * counts[wild]).astype(np.int64)
+        live = np.flatnonzero(~batch.over)
+        chosen = afters[offsets[live] + local[live]]
         done, _ = exact_finished(chosen)
         cls = classify(chosen)
         found.append(chosen[~done & ((cls == RACE) | (cls == BEAROFF))])
-        boards[idx] = flip_boards(chosen)
-        opening[idx] = False
-        alive[idx[done]] = False
+        batch.step(local)
     return np.unique(np.concatenate(found), axis=0)
 
 
@@ -159,7 +145,7 @@ def _rollouts(
     (``head=2``: the straggler runs first).
     Returns every visited placement, the rolls it still took to get home, the database
     index of the home placement its trajectory reached, and the rolls it still took to
-    leave 19..24."""
+    leave 19..24.  One side alone, no opponent: not a game of ``GameBatch``."""
     n = starts.shape[0]
     if n == 0:
         empty = np.zeros(0, dtype=np.int64)
