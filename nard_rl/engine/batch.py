@@ -1,7 +1,9 @@
 """The one batch stepper (``GameBatch``) and the array helpers it is built from.
 
-Self-play training, the vector and single environments and duplicate-dice evaluation all
-advance their games through ``GameBatch``, so the rules they meet cannot drift apart:
+Self-play training, the vector and single environments, duplicate-dice matches, cubeful
+games and matches, rollouts (cubeless and cubeful), the labeller's self-play and the
+race net's position collection all advance their games through ``GameBatch``, so the
+rules they meet cannot drift apart:
 the opening roll (R4, R5), legal afterstates (R8-R20, R29), a roll without a legal play
 (R16), the end of a game and its points (R21, R25/R26, R28, R32 through
 ``rules.result_points``), the hand-over (a flip) and the restart.  Everything works on
@@ -24,6 +26,12 @@ is a flip and a seat toggle.  A step is:
 With ``pass_as_play`` a game without a legal play gets its unchanged board as its only
 candidate instead of passing by itself (R16 as a "null play"), which keeps the sides
 strictly alternating: what TD learning on afterstates needs.
+
+Callers with rules of their own on top (the cube, a rollout's horizon) steer chosen
+games: ``end`` stops them (a passed double, a trial cut at a race, a resignation),
+``restart`` starts them anew from the opening or a given position while the others go
+on, ``index_of`` turns a chosen afterstate into its action and ``must_pass`` shows the
+null plays.
 """
 
 from __future__ import annotations
