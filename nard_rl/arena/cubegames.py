@@ -318,7 +318,7 @@ def _play_block(
     """``2k`` games (money) or matches: result for A per game (points, or 1/0 for a match
     won/lost), games ``i`` and ``i + k`` sharing dice with swapped seats.
 
-    The games run on the engine's batch stepper (``GameBatch``), its seat the side (0 =
+    The games run on the engine's batch stepper (``GameBatch``), its seat the side on roll (0 =
     A) and its turn counter the roll number of the dice streams; the cube actions come
     before each play (the roll is drawn already, but counter-based dice do not depend
     on it and no cube policy sees it), a pass ends the game at once (``end``) and a
@@ -356,7 +356,6 @@ def _play_block(
         n, rules, dice_fn=dice_fn, autoreset=False, pass_as_play=True, invalid_action="raise"
     )
     games.reset(seat=first_seat(np.arange(n)))
-    side_of = games.seat  # the side on roll of each game (0 = A, 1 = B), kept by ``games``
 
     def view(g: int, side: int) -> tuple[CubeState, MatchScore | None]:
         owner = int(cube_owner[g])
@@ -401,12 +400,12 @@ def _play_block(
         # -- cube: the side on roll may double before its roll (R23, R24, R34) -----------
         pre = idx[games.turn[idx] > 0]
         may = pre[
-            ((cube_owner[pre] < 0) | (cube_owner[pre] == side_of[pre]))
+            ((cube_owner[pre] < 0) | (cube_owner[pre] == games.seat[pre]))
             & (2 * cube_value[pre] <= rules.cube_max)
             & ~crawford_game[pre]
         ]
         for side in (0, 1):
-            g_side = may[side_of[may] == side]
+            g_side = may[games.seat[may] == side]
             if g_side.size == 0:
                 continue
             views = [view(int(g), side) for g in g_side]
@@ -448,7 +447,7 @@ def _play_block(
         actions = np.zeros(n, dtype=np.int64)
         passing = games.must_pass
         for side in (0, 1):
-            g_side = idx[side_of[idx] == side]
+            g_side = idx[games.seat[idx] == side]
             if g_side.size == 0:
                 continue
             boards, d_side = games.boards[g_side], games.dice[g_side]
