@@ -34,6 +34,7 @@ Run: ``python scripts/bench_cube.py [--data PATH] [--x X] [--net default --ply 1
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import time
 from collections import Counter
@@ -58,7 +59,9 @@ EQUITY_KEYS = ("no_double", "double_take", "optimal")
 
 
 def load_records(path: str | Path = DATA) -> list[dict[str, Any]]:
-    with open(path) as f:
+    """The records of a cube file (``.jsonl``, or ``.jsonl.gz`` as the own validation set)."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt") as f:
         return [json.loads(line) for line in f if line.strip()]
 
 
@@ -187,6 +190,13 @@ def main() -> None:
         "--rollout", type=int, default=0, help="games rolled out per refined decision (0: off)"
     )
     ap.add_argument("--limit", type=int, default=0, help="use only the first N records")
+    ap.add_argument(
+        "--match-ending-x",
+        type=float,
+        nargs="+",
+        default=None,
+        help="sweep the model's MATCH_ENDING_X over these values (fit it on an own set)",
+    )
     args = ap.parse_args()
     records = load_records(args.data)
     if args.limit:
@@ -204,6 +214,18 @@ def main() -> None:
         )
     else:
         print("probabilities: gnubg 2-ply's own (the cube model alone)")
+    if args.match_ending_x:
+        from nard_rl.cube import model
+
+        shipped = model.MATCH_ENDING_X
+        print(f"MATCH_ENDING_X sweep (shipped {shipped}): mp lost per decision")
+        for value in args.match_ending_x:
+            model.MATCH_ENDING_X = value
+            res = benchmark(records, x=args.x, probs=probs)
+            row = "  ".join(f"{k} {r['lost_mp']:.3f}" for k, r in res.items())
+            print(f"  {value:.3f}: {row}")
+        model.MATCH_ENDING_X = shipped
+        return
     res = benchmark(records, x=args.x, probs=probs)
     for kind, r in res.items():
         print(f"== {kind}: {r['positions']} positions")

@@ -24,6 +24,18 @@ earlier merge) into ``validation/checker_gnubg_own.jsonl.gz``, the one file comm
 
     python scripts/make_validation.py --parts 40 --per-part 250          # 10,000 decisions
     python scripts/make_validation.py --parts 40 --per-part 250 --merge  # -> one .jsonl.gz
+
+``--cube`` makes the cube set instead (``validation/cube_gnubg_own.jsonl.gz``, parts in
+``cube_parts/``, seeds 95_000 + part): the same self-play positions before the roll, each
+given a cube and score drawn like the public cube file's (``cube_state``: 60% money with
+the cube centered or the mover's at 2 or 4, 40% matches to 3..11 points at every score,
+the cube centered or owned by either side at 2, Crawford games where a side is one point
+short), judged by gnubg 2-ply as that file is: cubeless probabilities and the cubeful
+equities of no double, double/take and double/pass, normalised to the cube.  Its records
+have the public file's fields, so ``scripts/bench_cube.py --data`` reads either.
+
+    python scripts/make_validation.py --cube --parts 12 --per-part 250
+    python scripts/make_validation.py --cube --parts 12 --merge
 """
 
 from __future__ import annotations
@@ -117,19 +129,113 @@ def judge(gnubg0: Any, gnubg2: Any, board: np.ndarray, dice: tuple[int, int]) ->
     }
 
 
-def part_path(out: Path, part: int) -> Path:
-    return out / "parts" / f"part_{part:04d}.jsonl.gz"
+CUBE_SEED_BASE = 95_000
+OWNERS = {"centered": -1, "mover": 1, "opponent": 0}
+"""gnubg's cube owner codes (the side on roll is 1)."""
+LENGTHS = (3, 5, 7, 9, 11)
+
+
+def cube_state(rng: np.random.Generator) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A cube and a score for one position, drawn like the public cube file's."""
+    if rng.random() < 0.6:
+        value, owner = [(1, "centered"), (2, "mover"), (4, "mover")][
+            int(rng.choice(3, p=[0.7, 0.15, 0.15]))
+        ]
+        return {"value": value, "owner": owner}, {"length": 0, "score": [0, 0], "crawford": False}
+    length = int(rng.choice(LENGTHS))
+    me, opp = (int(v) for v in rng.integers(0, length, size=2))
+    crawford = (me == length - 1) != (opp == length - 1) and bool(rng.random() < 0.5)
+    value, owner = 1, "centered"
+    if not crawford and me < length - 1 and opp < length - 1:
+        value, owner = [(1, "centered"), (2, "mover"), (2, "opponent")][
+            int(rng.choice(3, p=[0.6, 0.2, 0.2]))
+        ]
+    return {"value": value, "owner": owner}, {
+        "length": length,
+        "score": [me, opp],
+        "crawford": crawford,
+    }
+
+
+def cube_decision_of(nd: float, dt: float, dp: float, available: bool) -> tuple[str, bool | None]:
+    """gnubg's verdict read from its cubeful equities: the doubler's action and the
+    receiver's right answer (None where doubling is unavailable)."""
+    if not available:
+        return "unavailable", None
+    take = dt <= dp
+    if min(dt, dp) > nd:
+        return ("double_take" if take else "double_pass"), take
+    if not take and nd > dp:
+        return "too_good", take
+    return "no_double", take
+
+
+def judge_cube(gnubg2: Any, boards: np.ndarray, rng: np.random.Generator) -> list[dict[str, Any]]:
+    """The public cube file's record for each pre-roll board, a cube and score drawn."""
+    states = [cube_state(rng) for _ in range(boards.shape[0])]
+    specs = [
+        [
+            c["value"],
+            OWNERS[c["owner"]],
+            m["length"],
+            m["score"][0],
+            m["score"][1],
+            int(m["crawford"]),
+        ]
+        for c, m in states
+    ]
+    probs = gnubg2.probabilities(boards)
+    equities = gnubg2.cube_equities(boards, specs)
+    records = []
+    names = ("win", "win_gammon", "win_backgammon", "lose_gammon", "lose_backgammon")
+    for b, (cube, match), pr, (opt, nd, dt, dp) in zip(
+        boards, states, probs, equities, strict=True
+    ):
+        available = cube["owner"] != "opponent" and not match["crawford"]
+        decision, take = cube_decision_of(float(nd), float(dt), float(dp), available)
+        w, wg, wb, lg, lb = (float(v) for v in pr)
+        records.append(
+            {
+                "board": [int(v) for v in b],
+                "cube": cube,
+                "match": match,
+                "kind": "match" if match["length"] else "money",
+                "ply": 2,
+                "probs": dict(zip(names, (w, wg, wb, lg, lb), strict=True)),
+                "equity_cubeless": w - (1 - w) + wg - lg + wb - lb,
+                "decision": decision,
+                "take": take,
+                "equities": {
+                    "optimal": float(opt),
+                    "no_double": float(nd),
+                    "double_take": float(dt),
+                    "double_pass": float(dp),
+                },
+            }
+        )
+    return records
+
+
+def part_path(out: Path, part: int, cube: bool = False) -> Path:
+    return out / ("cube_parts" if cube else "parts") / f"part_{part:04d}.jsonl.gz"
 
 
 def make_part(args: argparse.Namespace, part: int, gnubg0: Any, gnubg2: Any) -> int:
     from nard_rl.nets.evaluator import load_evaluator
     from nard_rl.training.supervised.label import LabelConfig, collect_decisions
 
-    seed = SEED_BASE + part
-    cfg = LabelConfig(sample=args.sample, min_plays=2, parallel_games=64)
+    seed = (CUBE_SEED_BASE if args.cube else SEED_BASE) + part
+    cfg = LabelConfig(sample=args.sample, min_plays=1 if args.cube else 2, parallel_games=64)
     evaluator = load_evaluator(args.net)
     rng = np.random.default_rng([seed])
     boards, dice = collect_decisions(evaluator, args.per_part, rng, cfg)
+    if args.cube:
+        judged = judge_cube(gnubg2, boards, rng)
+        records = [
+            {"id": part * args.per_part + i, "part": part, "seed": seed, **rec}
+            for i, rec in enumerate(judged)
+        ]
+        return _write_part(part_path(args.out, part, cube=True), records)
     records = []
     bar = progress_bar(args.per_part, unit="pos", desc=f"part {part}")
     for i, (b, d) in enumerate(zip(boards, dice, strict=True)):
@@ -140,37 +246,43 @@ def make_part(args: argparse.Namespace, part: int, gnubg0: Any, gnubg2: Any) -> 
         records.append(rec)
         bar.update(1)
     bar.close()
+    return _write_part(part_path(args.out, part), records)
+
+
+def _write_part(path: Path, records: list[dict[str, Any]]) -> int:
     text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records)
-    atomic_write(part_path(args.out, part), lambda fh: fh.write(gzip.compress(text.encode())))
+    atomic_write(path, lambda fh: fh.write(gzip.compress(text.encode())))
     return len(records)
 
 
 MERGED = "checker_gnubg_own.jsonl.gz"
+MERGED_CUBE = "cube_gnubg_own.jsonl.gz"
 
 
-def merged_lines(out: Path) -> dict[int, list[str]]:
+def merged_lines(out: Path, cube: bool = False) -> dict[int, list[str]]:
     """The merged file's decisions, by part (only the merged file is committed: its parts
     count as made)."""
     by_part: dict[int, list[str]] = {}
-    if (out / MERGED).exists():
-        with gzip.open(out / MERGED, "rt") as fh:
+    merged = out / (MERGED_CUBE if cube else MERGED)
+    if merged.exists():
+        with gzip.open(merged, "rt") as fh:
             for line in fh:
                 if line.strip():
                     by_part.setdefault(int(json.loads(line)["part"]), []).append(line)
     return by_part
 
 
-def merge(out: Path, parts: int) -> Path:
-    by_part = merged_lines(out)
+def merge(out: Path, parts: int, cube: bool = False) -> Path:
+    by_part = merged_lines(out, cube)
     for p in range(parts):
-        if part_path(out, p).exists():
-            with gzip.open(part_path(out, p), "rt") as fh:
+        if part_path(out, p, cube).exists():
+            with gzip.open(part_path(out, p, cube), "rt") as fh:
                 by_part[p] = [line for line in fh if line.strip()]
     if not by_part:
-        raise SystemExit(f"no parts under {out / 'parts'}")
+        raise SystemExit(f"no parts under {part_path(out, 0, cube).parent}")
     found = sorted(by_part)
     lines = [line for p in found for line in by_part[p]]
-    target = out / MERGED
+    target = out / (MERGED_CUBE if cube else MERGED)
     blob = gzip.compress("".join(lines).encode())
     atomic_write(target, lambda fh: fh.write(blob))
     kinds: dict[str, int] = {}
@@ -191,9 +303,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--net", default="default", help="the self-play net's spec")
     parser.add_argument("--out", type=Path, default=OUT, help="output folder")
     parser.add_argument("--merge", action="store_true", help="join the parts into one file")
+    parser.add_argument("--cube", action="store_true", help="the cube set (module docstring)")
     args = parser.parse_args(argv)
     if args.merge:
-        merge(args.out, args.parts)
+        merge(args.out, args.parts, args.cube)
         return 0
     import torch
 
@@ -201,10 +314,10 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(1)
     gnubg0, gnubg2 = GnubgPlayer(0), GnubgPlayer(2)
-    made = set(merged_lines(args.out))
+    made = set(merged_lines(args.out, args.cube))
     try:
         for part in range(args.first, args.parts, args.step):
-            if part in made or part_path(args.out, part).exists():
+            if part in made or part_path(args.out, part, args.cube).exists():
                 continue
             start = time.perf_counter()
             n = make_part(args, part, gnubg0, gnubg2)

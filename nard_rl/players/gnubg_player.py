@@ -254,6 +254,16 @@ class GnubgPlayer(Player):
         )
         return np.asarray(answer["equities"], dtype=np.float64)
 
+    def probabilities(self, boards: np.ndarray) -> np.ndarray:
+        """gnubg's cubeless outcome probabilities ``(N, 5)`` for the side on roll of each
+        board (win, win gammon, win backgammon, lose gammon, lose backgammon), this ply."""
+        if len(boards) == 0:
+            return np.zeros((0, 5), dtype=np.float64)
+        answer = self._ask(
+            {"op": "probabilities", "plies": self.ply, "boards": np.asarray(boards).tolist()}
+        )
+        return np.asarray(answer["probs"], dtype=np.float64).reshape(-1, 5)
+
     def cube_equities(self, boards: np.ndarray, cubes: list[list[int]]) -> np.ndarray:
         """gnubg's cubeful cube analysis at this ply for the side on roll of each board:
         ``(N, 4)`` = optimal, no double, double/take, double/pass, normalised to the cube.

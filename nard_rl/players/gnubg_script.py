@@ -13,6 +13,9 @@ Boards arrive in the JSON board format (26 ints, the side on roll positive).  Re
   cubefully, as gnubg's own player does.
 * ``{"op": "evaluate", "plies": N, "boards": [...]}`` -> ``{"equities": [...]}``:
   cubeless money equity for the side on roll of each board.
+* ``{"op": "probabilities", "plies": N, "boards": [...]}`` -> ``{"probs": [[win,
+  win_gammon, win_backgammon, lose_gammon, lose_backgammon], ...]}``: gnubg's cubeless
+  outcome probabilities for the side on roll (a gammon counts as a win too).
 * ``{"op": "cube", "plies": N, "boards": [...], "cubes": [[value, owner, length,
   score_me, score_opp, crawford], ...]}`` -> ``{"cube": [[optimal, no_double,
   double_take, double_pass], ...]}``: gnubg's cubeful cube analysis for the side on roll
@@ -63,6 +66,14 @@ def _handle(gnubg: Any, request: dict[str, Any]) -> dict[str, Any]:
             info, context = (cube, cubeless) if spec is None else (_cube_info(gnubg, spec), cubeful)
             moves.append(list(gnubg.findbestmove(to_gnubg_board(board), info, context)))
         return {"moves": moves}
+    if op == "probabilities":
+        context = _context(request["plies"])
+        return {
+            "probs": [
+                [float(v) for v in gnubg.evaluate(to_gnubg_board(b), cube, context)[:5]]
+                for b in request["boards"]
+            ]
+        }
     if op == "evaluate":
         context = _context(request["plies"])
         return {
