@@ -28,7 +28,9 @@ BLOCK = 50
 """Pairs a worker plays at a time (``play_pairs`` blocks start on multiples of it)."""
 
 
-def _players(ply: int, keep: int | None, pruner: str | None) -> tuple[object, object]:
+def _players(
+    ply: int, keep: int | None, pruner: str | None, rules: str = "standard"
+) -> tuple[object, object]:
     """``(pruned, exact)`` search players over the default evaluator."""
     import torch
 
@@ -37,7 +39,7 @@ def _players(ply: int, keep: int | None, pruner: str | None) -> tuple[object, ob
     from nard_rl.search.nply import Search, SearchPlayer
 
     torch.set_num_threads(1)
-    ev = load_evaluator("default")
+    ev = load_evaluator("default", rules=rules)
     pruned = Search(ev, pruner=load_pruner(pruner) if pruner else None)
     if pruned.pruner is None:
         raise SystemExit("no pruning net: the default evaluator has none and --pruner is unset")
@@ -48,11 +50,11 @@ def _players(ply: int, keep: int | None, pruner: str | None) -> tuple[object, ob
     return a, b
 
 
-def _block(args: tuple[int, int, int, int, int | None, str | None]) -> object:
-    ply, seed, pairs_lo, pairs_hi, keep, pruner = args
+def _block(args: tuple[int, int, int, int, int | None, str | None, str]) -> object:
+    ply, seed, pairs_lo, pairs_hi, keep, pruner, rules = args
     from nard_rl.arena.matches import play_pairs
 
-    a, b = _players(ply, keep, pruner)
+    a, b = _players(ply, keep, pruner, rules)
     return play_pairs(a, b, pairs_lo, pairs_hi, seed=seed, batch_pairs=BLOCK)
 
 
@@ -86,8 +88,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--checker", type=int, default=0, help="checker error on N decisions")
     parser.add_argument("--data", type=Path, default=VALIDATION, help="labelled decisions")
     parser.add_argument("--kind", default="all", choices=["all", "contact", "race", "bearoff"])
+    parser.add_argument(
+        "--rules", default="standard", help="rule set of the games: standard or mars"
+    )
     args = parser.parse_args(argv)
     if args.checker > 0:
+        if args.rules != "standard":
+            parser.error("--checker reads standard-rules decisions; leave --rules out")
         return _checker(args)
     if args.games < 2 or args.workers < 1 or not 1 <= args.ply <= 3:
         parser.error("need --games >= 2, --workers >= 1 and --ply in 1..3")
@@ -97,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
 
     pairs = (args.games + 1) // 2
     jobs = [
-        (args.ply, args.seed, lo, min(lo + BLOCK, pairs), args.keep, args.pruner)
+        (args.ply, args.seed, lo, min(lo + BLOCK, pairs), args.keep, args.pruner, args.rules)
         for lo in range(0, pairs, BLOCK)
     ]
     points: list[np.ndarray] = []
@@ -114,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         name_a=f"pruned:{args.ply}",
         name_b=f"exact:{args.ply}",
         seed=args.seed,
-        rules="standard",
+        rules=args.rules,
         elapsed=time.perf_counter() - start,
     )
     print(result.summary())

@@ -25,6 +25,7 @@ from nard_rl.training.supervised.prune_fit import distill_rows, survival, train_
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--net", default="default", help="the evaluator distilled")
+    parser.add_argument("--rules", default="standard", help="rule set: standard or mars")
     parser.add_argument("--positions", type=int, default=60000, help="training decisions")
     parser.add_argument("--check", type=int, default=3000, help="held-out decisions")
     parser.add_argument("--hidden", type=int, default=64)
@@ -37,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("checkpoints/nard-prune.pt"))
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    evaluator = load_evaluator(args.net)
+    evaluator = load_evaluator(args.net, rules=args.rules)
     start = time.perf_counter()
     afters, probs, _ = distill_rows(evaluator, args.positions, seed=args.seed)
     check = distill_rows(evaluator, args.check, seed=args.seed + 1)

@@ -150,7 +150,9 @@ def test_a_pruner_that_keeps_everything_changes_nothing() -> None:
 @pytest.mark.skipif(pruner_path("standard") is None, reason="no shipped pruning net")
 def test_shipped_pruner_keeps_the_exact_search_choices() -> None:
     ev = load_evaluator("default")
-    assert ev.pruner is not None and load_evaluator("default", rules="mars").pruner is None
+    assert ev.pruner is not None and ev.pruner.rules.name == "standard"
+    mars = load_evaluator("default", rules="mars").pruner
+    assert mars is not None and mars.rules.name == "mars" and mars.name == "nard-prune-mars"
     boards, dice = collect_decisions(
         ev, 60, np.random.default_rng(11), LabelConfig(sample=0.3, parallel_games=16)
     )

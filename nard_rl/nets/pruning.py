@@ -31,8 +31,8 @@ from nard_rl.engine.rules import RuleSet, cubeless_equity, get_rules
 from nard_rl.nets.encoding import get_encoding
 from nard_rl.nets.fastnet import BoardNet, FusedNet
 
-PRUNE_CHECKPOINT = "nard-prune.pt"
-"""The shipped pruning net of the standard rules, beside the contact net."""
+PRUNE_CHECKPOINTS = {"standard": "nard-prune.pt", "mars": "nard-prune-mars.pt"}
+"""The shipped pruning net of each rule set, beside its contact net."""
 DEFAULT_KEEP = 4
 """Replies per roll that reach the full evaluator (gnubg keeps a similar handful)."""
 
@@ -128,13 +128,12 @@ class Pruner:
 
 
 def pruner_path(rules: RuleSet | str = "standard") -> Path | None:
-    """The shipped pruning net for a rule set, or None (mars has none: no pruning)."""
+    """The shipped pruning net for a rule set, or None (none shipped: no pruning)."""
     from nard_rl.nets.paths import shipped_dir
 
-    if get_rules(rules).name != "standard":
-        return None
-    path = shipped_dir() / PRUNE_CHECKPOINT
-    return path if path.is_file() else None
+    name = PRUNE_CHECKPOINTS.get(get_rules(rules).name)
+    path = None if name is None else shipped_dir() / name
+    return path if path is not None and path.is_file() else None
 
 
 def load_pruner(path: str | Path, *, keep: int = DEFAULT_KEEP) -> Pruner:
