@@ -147,8 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from nard_rl.nets.evaluator import load_evaluator
-    from nard_rl.players.gnubg_player import GnubgPlayer, gnubg_available
     from nard_rl.nets.pruning import load_pruner
+    from nard_rl.players.gnubg_player import GnubgPlayer, gnubg_available
     from nard_rl.search.nply import Search, SearchPlayer
 
     torch.set_num_threads(1)
