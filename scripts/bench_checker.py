@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from nard_rl.engine.classify import crashed_flags
 from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.players import Player, make_player
 from nard_rl.util.progress import progress_bar
@@ -122,11 +123,17 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(max(1, args.threads))
     records = load_decisions(args.data, args.limit)
     kinds = np.array([r["kind"] for r in records])
+    crashed = crashed_flags(np.array([r["board"] for r in records], dtype=np.int8))
     print(f"{len(records)} decisions from {args.data.name}; mean millipoints lost per decision")
-    print(f"{'player':<24} {'all':<21} " + " ".join(f"{k:<21}" for k in KINDS) + " s/decision")
+    print(
+        f"{'player':<24} {'all':<21} "
+        + " ".join(f"{k:<21}" for k in KINDS)
+        + f" {'crashed (of contact)':<21} s/decision"
+    )
     for spec in specs:
         errors, per = play_errors(spec, records, chunk=args.chunk, progress=sys.stderr.isatty())
         cells = " ".join(f"{summary(errors[kinds == k]):<21}" for k in KINDS)
+        cells += f" {summary(errors[crashed]):<21}"
         print(f"{spec:<24} {summary(errors):<21} {cells} {per:.4f}", flush=True)
     return 0
 

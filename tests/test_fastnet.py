@@ -31,9 +31,10 @@ def _net(
     seed: int = 0,
     activation: str = "sigmoid",
     encoding: str = "contact",
+    head: str = "sigmoid5",
 ):
     enc = get_encoding(encoding)
-    spec = NetSpec(enc.name, enc.version, enc.size, hidden, activation, "standard")
+    spec = NetSpec(enc.name, enc.version, enc.size, hidden, activation, "standard", head)
     torch.manual_seed(seed)
     net = spec.build().eval()
     with torch.no_grad():
@@ -52,11 +53,20 @@ def _afterstates(n: int = 600) -> np.ndarray:
 
 
 @pytest.mark.parametrize(
-    ("hidden", "scale"), [((64,), 1.0), ((32, 16), 1.0), ((40,), 25.0), ((8, 8, 8), 4.0)]
+    ("hidden", "scale", "head"),
+    [
+        ((64,), 1.0, "sigmoid5"),
+        ((32, 16), 1.0, "sigmoid5"),
+        ((40,), 25.0, "sigmoid5"),
+        ((8, 8, 8), 4.0, "sigmoid5"),
+        ((64,), 1.0, "softmax6"),
+        ((32, 16), 8.0, "softmax6"),
+    ],
 )
-def test_fused_forward_equals_torch(hidden: tuple[int, ...], scale: float) -> None:
-    """Including saturated units (scale 25 pushes pre-activations far past +-30)."""
-    net, spec = _net(hidden, scale)
+def test_fused_forward_equals_torch(hidden: tuple[int, ...], scale: float, head: str) -> None:
+    """Including saturated units (scale 25 pushes pre-activations far past +-30), for both
+    heads and for two and three hidden layers."""
+    net, spec = _net(hidden, scale, head=head)
     x = get_encoding(spec.encoding).encode(_afterstates())
     with torch.no_grad():
         want = net(torch.from_numpy(x)).numpy()
@@ -193,6 +203,9 @@ def test_board_net_refuses_what_it_cannot_compute() -> None:
     deep, _ = _net((8, 8), encoding="tesauro198")
     with pytest.raises(ValueError, match="one hidden layer"):
         BoardNet(deep, get_encoding("tesauro198"))
+    six, _ = _net((8,), encoding="tesauro198", head="softmax6")
+    with pytest.raises(ValueError, match="five sigmoids"):
+        BoardNet(six, get_encoding("tesauro198"))
     with pytest.raises(ValueError, match="shape"):
         BoardNet(_net((8,), encoding="tesauro198")[0], get_encoding("tesauro198"))(
             np.zeros((3, 24), dtype=np.int8)

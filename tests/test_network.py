@@ -12,9 +12,11 @@ from nard_rl.nets.network import (
     CheckpointError,
     EquityNet,
     NetSpec,
+    classes_to_probs,
     cubeless_equity,
     load_checkpoint,
     load_network,
+    probs_to_classes,
     save_checkpoint,
     swap_sides,
 )
@@ -31,6 +33,36 @@ def test_probabilities_are_consistent() -> None:
     assert torch.all((probs >= 0) & (probs <= 1))
     assert torch.all(wg <= win + 1e-7) and torch.all(wbg <= wg + 1e-7)
     assert torch.all(lg <= 1 - win + 1e-7) and torch.all(lbg <= lg + 1e-7)
+
+
+def test_softmax_head_gives_consistent_probabilities_summing_its_classes() -> None:
+    torch.manual_seed(0)
+    net = EquityNet(198, (32,), head="softmax6")
+    assert net.head.out_features == 6
+    with torch.no_grad():
+        for p in net.head.parameters():
+            p.normal_(0, 5.0)
+        x = torch.rand(4096, 198) * 3
+        probs = net(x)
+        classes = torch.softmax(net.head(net.body(x)), dim=1)
+    win, wg, wbg, lg, lbg = probs.unbind(1)
+    assert torch.all(wg <= win + 1e-6) and torch.all(wbg <= wg + 1e-6)
+    assert torch.all(lg <= 1 - win + 1e-6) and torch.all(lbg <= lg + 1e-6)
+    # win = the three winning classes; P(lose gammon) = lose gammon + lose backgammon
+    torch.testing.assert_close(win, classes[:, :3].sum(1))
+    torch.testing.assert_close(lg, classes[:, 4] + classes[:, 5])
+    torch.testing.assert_close(probs_to_classes(probs), classes, atol=1e-6, rtol=0)
+    with pytest.raises(ValueError, match="head"):
+        EquityNet(198, (8,), head="softmax5")
+
+
+def test_classes_of_inconsistent_labels_are_clipped_and_renormalised() -> None:
+    # an averaged label whose gammons exceed its wins by a rounding error
+    c = probs_to_classes(torch.tensor([[0.5, 0.5000001, 0.1, 0.2, 0.25]]))
+    assert torch.all(c >= 0) and c.sum().item() == pytest.approx(1.0)
+    assert c[0, 0].item() == 0.0 and c[0, 4].item() == 0.0
+    p = torch.tensor([[0.6, 0.2, 0.05, 0.1, 0.01]])
+    torch.testing.assert_close(classes_to_probs(probs_to_classes(p)), p)
 
 
 def test_swap_sides_is_an_involution_and_exchanges_roles() -> None:
@@ -77,6 +109,29 @@ def test_checkpoint_round_trip_is_weights_only(tmp_path) -> None:
     with torch.no_grad():
         assert torch.equal(net(x), net2(x))
     assert not list(tmp_path.glob("*.tmp"))  # the temporary file was renamed away
+
+
+def test_the_head_round_trips_and_older_checkpoints_read_as_five_sigmoids(tmp_path) -> None:
+    base = _spec()
+    six = NetSpec(**{**base.__dict__, "head": "softmax6"})
+    net = six.build()
+    save_checkpoint(tmp_path / "six.pt", net, six, games=0, step=0, config={})
+    net2, spec2, _ = load_network(tmp_path / "six.pt")
+    assert spec2.head == "softmax6" and net2.head_kind == "softmax6"
+    x = torch.rand(5, six.inputs)
+    with torch.no_grad():
+        assert torch.equal(net(x), net2(x))
+    old = base.to_dict()
+    del old["head"]
+    assert NetSpec.from_dict(old) == base
+    with pytest.raises(ValueError, match="head must be one of"):
+        NetSpec.from_dict({**old, "head": "tanh7"})
+    # five-output weights under a softmax6 spec do not fit: named, not a raw error
+    ckpt = torch.load(tmp_path / "six.pt", weights_only=True)
+    ckpt["spec"]["head"] = "sigmoid5"
+    torch.save(ckpt, tmp_path / "mixed.pt")
+    with pytest.raises(CheckpointError, match="mixed"):
+        load_network(tmp_path / "mixed.pt")
 
 
 class _Evil:

@@ -29,6 +29,7 @@ from nard_rl.search.nply import Search
 from nard_rl.search.rollout import rollout
 from nard_rl.training.supervised.fit import (
     FitConfig,
+    _loss,
     cosine_lr,
     fit,
     grow_net,
@@ -50,14 +51,21 @@ from nard_rl.training.supervised.label import (
 SMALL = LabelConfig(shards=3, decisions_per_shard=12, parallel_games=16, chunk=5)
 
 
-def _spec(encoding: str = "extended", hidden: tuple[int, ...] = (8,)) -> NetSpec:
+def _spec(
+    encoding: str = "extended", hidden: tuple[int, ...] = (8,), head: str = "sigmoid5"
+) -> NetSpec:
     enc = get_encoding(encoding)
-    return NetSpec(enc.name, enc.version, enc.size, hidden, "sigmoid", "standard")
+    return NetSpec(enc.name, enc.version, enc.size, hidden, "sigmoid", "standard", head)
 
 
-def _net(seed: int = 0, encoding: str = "extended", hidden: tuple[int, ...] = (8,)) -> EquityNet:
+def _net(
+    seed: int = 0,
+    encoding: str = "extended",
+    hidden: tuple[int, ...] = (8,),
+    head: str = "sigmoid5",
+) -> EquityNet:
     torch.manual_seed(seed)
-    return _spec(encoding, hidden).build().eval()
+    return _spec(encoding, hidden, head).build().eval()
 
 
 def _evaluator(seed: int = 0) -> NetEvaluator:
@@ -274,6 +282,30 @@ def test_grow_net_keeps_the_function() -> None:
         grow_net(small, _spec("extended", (8,)), _spec("extended", (8, 8)))
     with pytest.raises(ValueError, match="shrink"):
         grow_net(small, _spec("extended", (8,)), _spec("extended", (4,)))
+    with pytest.raises(ValueError, match=r"softmax6.*scratch"):
+        grow_net(small, _spec("extended", (8,)), _spec("extended", (8,), "softmax6"))
+
+
+def test_the_class_cross_entropy_is_the_kl_divergence_of_the_six_outcomes() -> None:
+    target = torch.tensor([[0.6, 0.2, 0.05, 0.1, 0.01], [0.3, 0.0, 0.0, 0.4, 0.1]])
+    t = torch.tensor([[0.4, 0.15, 0.05, 0.3, 0.09, 0.01], [0.3, 0.0, 0.0, 0.3, 0.3, 0.1]])
+    pred = torch.tensor([[0.5, 0.25, 0.1, 0.2, 0.05], [0.5, 0.1, 0.0, 0.3, 0.1]])
+    c = torch.tensor([[0.25, 0.15, 0.1, 0.3, 0.15, 0.05], [0.4, 0.1, 0.0, 0.2, 0.2, 0.1]])
+    want = (t * (t.clamp_min(1e-12).log() - c.clamp_min(1e-7).log())).sum(1)
+    torch.testing.assert_close(_loss(pred, target, "ce"), want)
+    assert _loss(target, target, "ce").abs().max().item() < 1e-6  # a perfect fit scores 0
+    assert (_loss(pred, target, "ce") > 0.01).all()
+
+
+@pytest.mark.parametrize("loss", ["ce", "mse"])
+def test_a_softmax_student_fits_with_either_loss(tmp_path: Path, loss: str) -> None:
+    label_shard(_evaluator(5), tmp_path, SMALL, seed=2, progress=False)
+    rows = load_rows([tmp_path])
+    cfg = FitConfig(lr=1e-2, batch=16, max_epochs=20, patience=5, holdout=0.3, loss=loss)
+    net, res = fit(_net(6, head="softmax6"), _spec(head="softmax6"), rows, cfg, seed=0)
+    assert res.best_heldout_loss < 0.5 * res.initial_heldout_loss
+    with pytest.raises(ValueError, match=r"fit\.loss"):
+        fit(net, _spec(head="softmax6"), rows, FitConfig(loss="l1"), seed=0)
 
 
 def test_fit_lowers_the_heldout_loss_and_holds_out_whole_decisions(tmp_path: Path) -> None:

@@ -82,9 +82,11 @@ def _tail(
     logits: np.ndarray,
     out: np.ndarray,
     i: int,
+    softmax: bool,
 ) -> None:
     """From the first layer's accumulator ``cur[:h1]`` to ``out[i]``: its sigmoid, the
-    dense layers after it and the five probabilities (shared by every first layer)."""
+    dense layers after it and the five probabilities (shared by every first layer), from
+    five chained sigmoids or, with ``softmax``, six outcome classes."""
     _sigmoid_inplace(cur, bits, poly, h1)
     wo = 0
     bo = 0
@@ -108,6 +110,24 @@ def _tail(
             _sigmoid_inplace(nxt, bits, poly, rows)
             for r in range(rows):
                 cur[r] = nxt[r]
+    if softmax:
+        top = logits[0]
+        for r in range(1, 6):
+            top = max(top, logits[r])
+        total = 0.0
+        for r in range(6):
+            logits[r] = math.exp(logits[r] - top)
+            total += logits[r]
+        wbg = logits[2] / total
+        wg = logits[1] / total + wbg
+        lbg = logits[5] / total
+        lg = logits[4] / total + lbg
+        out[i, 0] = logits[0] / total + wg
+        out[i, 1] = wg
+        out[i, 2] = wbg
+        out[i, 3] = lg
+        out[i, 4] = lbg
+        return
     win = _sigmoid(logits[0])
     wg = win * _sigmoid(logits[1])
     out[i, 0] = win
@@ -128,6 +148,7 @@ def _forward(
     shapes: np.ndarray,
     width: int,
     out: np.ndarray,
+    softmax: bool,
 ) -> None:
     """``out[i]`` = the net's five probabilities for encoded row ``x[i]``."""
     n, m = x.shape
@@ -137,7 +158,7 @@ def _forward(
     nxt = np.empty(width, np.float32)
     bits = np.empty(width, np.int32)
     poly = np.empty(width, np.float32)
-    logits = np.empty(5, np.float32)
+    logits = np.empty(6, np.float32)
     chain = _MAX_CHAIN
     for i in range(n):
         changed = 0
@@ -168,7 +189,7 @@ def _forward(
             chain = 0
         for h in range(h1):
             cur[h] = acc[h]
-        _tail(cur, h1, dense_w, dense_b, shapes, nxt, bits, poly, logits, out, i)
+        _tail(cur, h1, dense_w, dense_b, shapes, nxt, bits, poly, logits, out, i, softmax)
 
 
 @njit(fastmath=True, cache=True)
@@ -222,8 +243,12 @@ def _board_forward(
 
 def supports(net: Any) -> bool:
     """Whether ``net`` (an ``EquityNet``) has the shape this kernel computes: sigmoid
-    hidden layers (one or more) and the five-probability head."""
-    return getattr(net, "activation", None) == "sigmoid" and len(getattr(net, "hidden", ())) >= 1
+    hidden layers (one or more) and either head."""
+    return (
+        getattr(net, "activation", None) == "sigmoid"
+        and len(getattr(net, "hidden", ())) >= 1
+        and getattr(net, "head_kind", "sigmoid5") in ("sigmoid5", "softmax6")
+    )
 
 
 class FusedNet:
@@ -245,8 +270,10 @@ class FusedNet:
         self.dense_w = np.concatenate([arr(m.weight).ravel() for m in rest])
         self.dense_b = np.concatenate([arr(m.bias) for m in rest])
         self.shapes = np.array([tuple(m.weight.shape) for m in rest], dtype=np.int64)
-        if self.shapes[-1, 0] != 5:
-            raise ValueError(f"the head must have 5 outputs, got {self.shapes[-1, 0]}")
+        self.softmax = getattr(net, "head_kind", "sigmoid5") == "softmax6"
+        outputs = 6 if self.softmax else 5
+        if self.shapes[-1, 0] != outputs:
+            raise ValueError(f"the head must have {outputs} outputs, got {self.shapes[-1, 0]}")
         self.width = int(max(self.b1.shape[0], *self.shapes[:, 0]))
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
@@ -265,6 +292,7 @@ class FusedNet:
                 self.shapes,
                 self.width,
                 out,
+                self.softmax,
             )
         return out
 
@@ -286,8 +314,8 @@ class BoardNet:
         if not getattr(encoding, "point_separable", False):
             raise ValueError(f"encoding {encoding.name!r} is not point-separable")
         self.fused = FusedNet(net)
-        if self.fused.shapes.shape[0] != 1:
-            raise ValueError("BoardNet computes nets with one hidden layer")
+        if self.fused.shapes.shape[0] != 1 or self.fused.softmax:
+            raise ValueError("BoardNet computes nets with one hidden layer and five sigmoids")
         if self.fused.inputs != encoding.size:
             raise ValueError(
                 f"the net takes {self.fused.inputs} inputs, encoding {encoding.name!r} "

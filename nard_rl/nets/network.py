@@ -49,28 +49,46 @@ class CheckpointError(ValueError):
     so commands print it as it is)."""
 
 
+HEADS = ("sigmoid5", "softmax6")
+"""Output heads. ``sigmoid5`` (gnubg's and TD-Gammon's family): five sigmoids read as
+chained conditionals, P(win), P(gammon | win), P(backgammon | gammon), P(lose gammon |
+loss), P(lose backgammon | lose gammon).  ``softmax6`` (wildbg's): one softmax over the six
+outcome classes (win / gammon / backgammon, each way).  Both give the same five
+cumulative probabilities, consistent by construction, so nothing above the net can tell
+them apart."""
+
+
 class EquityNet(nn.Module):
     """MLP over an encoding with five consistent outcome probabilities."""
 
     def __init__(
-        self, inputs: int, hidden: Sequence[int] = (80,), activation: str = "sigmoid"
+        self,
+        inputs: int,
+        hidden: Sequence[int] = (80,),
+        activation: str = "sigmoid",
+        head: str = "sigmoid5",
     ) -> None:
         super().__init__()
         acts = {"sigmoid": nn.Sigmoid, "relu": nn.ReLU, "tanh": nn.Tanh, "silu": nn.SiLU}
         if activation not in acts:
             raise ValueError(f"unknown activation {activation!r}; choose from {sorted(acts)}")
+        if head not in HEADS:
+            raise ValueError(f"unknown head {head!r}; choose from {', '.join(HEADS)}")
         layers: list[nn.Module] = []
         width = inputs
         for h in hidden:
             layers += [nn.Linear(width, h), acts[activation]()]
             width = h
         self.body = nn.Sequential(*layers)
-        self.head = nn.Linear(width, 5)
+        self.head = nn.Linear(width, 6 if head == "softmax6" else 5)
         self.inputs = inputs
         self.hidden = tuple(int(h) for h in hidden)
         self.activation = activation
+        self.head_kind = head
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.head_kind == "softmax6":
+            return classes_to_probs(torch.softmax(self.head(self.body(x)), dim=1))
         s = torch.sigmoid(self.head(self.body(x)))
         win = s[:, 0]
         wg = win * s[:, 1]
@@ -78,6 +96,26 @@ class EquityNet(nn.Module):
         lg = (1.0 - win) * s[:, 3]
         lbg = lg * s[:, 4]
         return torch.stack((win, wg, wbg, lg, lbg), dim=1)
+
+
+def classes_to_probs(c: torch.Tensor) -> torch.Tensor:
+    """Six outcome-class probabilities ``(N, 6)`` (win single, gammon, backgammon; lose
+    single, gammon, backgammon) as the five cumulative ones every caller reads."""
+    wbg = c[:, 2]
+    wg = c[:, 1] + wbg
+    lbg = c[:, 5]
+    lg = c[:, 4] + lbg
+    return torch.stack((c[:, 0] + wg, wg, wbg, lg, lbg), dim=1)
+
+
+def probs_to_classes(p: torch.Tensor) -> torch.Tensor:
+    """The inverse of ``classes_to_probs``: six class probabilities of five cumulative
+    ones, each clipped at zero and renormalised (averaged search labels may be
+    inconsistent by a rounding error)."""
+    win, wg, wbg, lg, lbg = p.unbind(dim=1)
+    c = torch.stack((win - wg, wg - wbg, wbg, 1.0 - win - lg, lg - lbg, lbg), dim=1)
+    c = c.clamp_min(0.0)
+    return c / c.sum(dim=1, keepdim=True).clamp_min(1e-12)
 
 
 def resolve_device(name: str) -> torch.device:
@@ -100,9 +138,11 @@ class NetSpec:
     hidden: tuple[int, ...]
     activation: str
     rules: str
+    head: str = "sigmoid5"
+    """Output head (``HEADS``); checkpoints written before heads existed are sigmoid5."""
 
     def build(self) -> EquityNet:
-        return EquityNet(self.inputs, self.hidden, self.activation)
+        return EquityNet(self.inputs, self.hidden, self.activation, self.head)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -112,6 +152,7 @@ class NetSpec:
             "hidden": list(self.hidden),
             "activation": self.activation,
             "rules": self.rules,
+            "head": self.head,
         }
 
     @classmethod
@@ -133,10 +174,17 @@ class NetSpec:
             hidden=tuple(_spec_int(h, "hidden", 1, MAX_WIDTH) for h in hidden),
             activation=_spec_str(d, "activation"),
             rules=_spec_str(d, "rules"),
+            head=_spec_head(d.get("head", "sigmoid5")),
         )
 
 
 _SPEC_FIELDS = ("encoding", "encoding_version", "inputs", "hidden", "activation", "rules")
+
+
+def _spec_head(v: object) -> str:
+    if v not in HEADS:
+        raise ValueError(f"head must be one of {', '.join(HEADS)}, got {v!r}")
+    return str(v)
 
 
 def _spec_int(v: object, name: str, lo: int, hi: int) -> int:

@@ -35,7 +35,7 @@ import torch
 
 from nard_rl.engine.rules import cubeless_equity
 from nard_rl.nets.encoding import get_encoding
-from nard_rl.nets.network import EquityNet, NetSpec
+from nard_rl.nets.network import EquityNet, NetSpec, probs_to_classes
 from nard_rl.training.distributed import DistContext
 from nard_rl.training.supervised.label import SHARD_FIELDS, read_shard
 from nard_rl.util.progress import progress_bar
@@ -66,7 +66,8 @@ class FitConfig:
     oversample: float = 2.0
     """Loss weight of rows whose decision the labels decided differently from 0-ply."""
     loss: str = "mse"
-    """mse (gnubg's choice) or bce on the five probabilities."""
+    """mse (gnubg's choice) or bce on the five probabilities, or ce: cross-entropy over
+    the six outcome classes (wildbg's choice; for either head)."""
     weight_decay: float = 0.0
     """Adam weight decay."""
     data_generations: int = 1
@@ -123,7 +124,7 @@ def heldout_mask(decision: np.ndarray, generation: np.ndarray, fraction: float) 
 def grow_net(net: EquityNet, spec: NetSpec, target: NetSpec, seed: int = 0) -> EquityNet:
     """A ``target``-shaped net computing exactly ``net``'s function (see the module doc).
 
-    Possible when the activation and depth match, every layer is at least as wide, and
+    Possible when the head, activation and depth match, every layer is at least as wide, and
     the target's encoding is the source's or extends it; otherwise ValueError.
     """
     enc = get_encoding(target.encoding)
@@ -132,6 +133,11 @@ def grow_net(net: EquityNet, spec: NetSpec, target: NetSpec, seed: int = 0) -> E
         raise ValueError(
             f"cannot grow a {spec.encoding} net into {target.encoding}: the encoding does "
             f"not extend {spec.encoding}; use fit.init=scratch"
+        )
+    if target.head != spec.head:
+        raise ValueError(
+            f"cannot grow a {spec.head} head into {target.head}: no {target.head} head "
+            f"computes the same function; use fit.init=scratch"
         )
     if target.activation != spec.activation or len(target.hidden) != len(spec.hidden):
         raise ValueError(
@@ -160,13 +166,22 @@ def grow_net(net: EquityNet, spec: NetSpec, target: NetSpec, seed: int = 0) -> E
     return big
 
 
+LOSSES = ("mse", "bce", "ce")
+
+
 def _loss(pred: torch.Tensor, target: torch.Tensor, kind: str) -> torch.Tensor:
     if kind == "mse":
         return ((pred - target) ** 2).sum(dim=1)
     if kind == "bce":
         p = pred.clamp(1e-6, 1 - 1e-6)
         return -(target * p.log() + (1 - target) * (1 - p).log()).sum(dim=1)
-    raise ValueError(f"unknown loss {kind!r}: mse or bce")
+    if kind == "ce":
+        # soft-target cross-entropy minus the target's entropy (the KL divergence), so a
+        # perfect fit scores 0 whatever the labels' own uncertainty
+        t = probs_to_classes(target)
+        c = probs_to_classes(pred).clamp_min(1e-7)
+        return (t * ((t.clamp_min(1e-12)).log() - c.log())).sum(dim=1)
+    raise ValueError(f"unknown loss {kind!r}; choose from {', '.join(LOSSES)}")
 
 
 def fit(
@@ -190,6 +205,8 @@ def fit(
         raise ValueError(f"bad fit settings: {cfg}")
     if cfg.lr_final is not None and not 0 < cfg.lr_final <= cfg.lr:
         raise ValueError(f"fit.lr_final must be in (0, lr], got {cfg.lr_final}")
+    if cfg.loss not in LOSSES:
+        raise ValueError(f"unknown fit.loss {cfg.loss!r}; choose from {', '.join(LOSSES)}")
     t0 = time.perf_counter()
     ctx = ctx if ctx is not None else DistContext()
     dev = ctx.device if ctx.enabled else torch.device(device)

@@ -66,6 +66,9 @@ class StudentConfig:
     """Hidden layer widths."""
     activation: str | None = None
     """Hidden activation."""
+    head: str | None = None
+    """Output head: sigmoid5 (five chained sigmoids) or softmax6 (six outcome classes);
+    another head than the teacher's needs fit.init=scratch."""
 
 
 @dataclass
@@ -164,6 +167,7 @@ def _student_spec(teacher: NetSpec, student: dict[str, Any], rules: str) -> NetS
         hidden=tuple(int(h) for h in hidden) if hidden else teacher.hidden,
         activation=student.get("activation") or teacher.activation,
         rules=rules,
+        head=student.get("head") or teacher.head,
     )
 
 
