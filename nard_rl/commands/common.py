@@ -80,7 +80,7 @@ def load_net_player(
     device: str = "cpu",
 ) -> NetworkPlayer:
     """The network player a ``--net``/``--player`` value names (``default`` or a path,
-    through ``checkpoint_paths.resolve_checkpoint``); a file that is no checkpoint raises a
+    through ``nard_rl.nets.paths.resolve_checkpoint``); a file that is no checkpoint raises a
     ``ValueError`` naming it instead of torch's own error types."""
     from nard_rl.nets.paths import resolve_checkpoint
     from nard_rl.players.net import NetworkPlayer
