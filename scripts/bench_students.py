@@ -26,13 +26,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from nard_rl.engine.classify import CONTACT, classify
-from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.nets.encoding import get_encoding
 from nard_rl.nets.evaluator import load_evaluator
 from nard_rl.nets.network import HEADS, NetSpec, save_checkpoint
 from nard_rl.training.supervised.fit import LOSSES, FitConfig, fit
-from nard_rl.training.supervised.label import LabelConfig, collect_decisions
+from nard_rl.training.supervised.label import LabelConfig, anchor_rows
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_checker import load_decisions, play_errors, summary
@@ -61,33 +59,12 @@ def parse_student(text: str) -> tuple[tuple[int, ...], str, str]:
 def teacher_rows(teacher: str, rows: int, per_decision: int, seed: int) -> dict[str, np.ndarray]:
     """About ``rows`` contact afterstates of self-play decisions (up to ``per_decision``
     of each decision's plays, drawn at random) with the teacher's 0-ply probabilities."""
+    cfg = LabelConfig(sample=0.5, parallel_games=256, race_net=True)
     ev = load_evaluator(teacher)
     rng = np.random.default_rng(seed)
-    cfg = LabelConfig(sample=0.5, parallel_games=256, race_net=True)
-    boards, dice = collect_decisions(ev, int(np.ceil(rows / per_decision * 1.1)), rng, cfg)
-    afters, offsets = legal_afterstates_batch(boards, dice)
-    counts = np.diff(offsets)
-    decision = np.repeat(np.arange(len(boards)), counts)
-    # a random rank within each decision; keep the first per_decision of them
-    order = np.lexsort((rng.random(len(afters)), decision))
-    rank = np.arange(len(afters)) - np.repeat(offsets[:-1], counts)
-    pick = np.zeros(len(afters), dtype=bool)
-    pick[order[rank < per_decision]] = True
-    pick &= classify(afters) == CONTACT
-    idx = np.flatnonzero(pick)[:rows]
-    probs = np.concatenate(
-        [
-            ev.contact.net_probabilities(afters[idx[i : i + 65536]])
-            for i in range(0, len(idx), 65536)
-        ]
-    )
-    return {
-        "boards": afters[idx],
-        "probs": probs.astype(np.float32),
-        "decision": decision[idx].astype(np.int64),
-        "generation": np.zeros(len(idx), dtype=np.int64),
-        "disagree": np.zeros(len(idx), dtype=bool),
-    }
+    out = anchor_rows(ev, rows, rng, cfg, per_decision=per_decision, ply=0, chunk=65536)
+    out["generation"] = np.zeros(out["boards"].shape[0], dtype=np.int64)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -177,3 +177,23 @@ def test_average_checkpoints(tmp_path: Path) -> None:
     assert ck["games"] == 20
     for k, v in m.state_dict().items():
         assert torch.allclose(v, (a.state_dict()[k] + b.state_dict()[k]) / 2)
+
+
+def test_bench_students(tmp_path: Path) -> None:
+    """Two tiny students print a line each next to the teacher's, and bad shapes are refused."""
+    out = run_script(
+        "bench_students.py",
+        "--rows", "300", "--epochs", "1", "--limit", "20", "--save", str(tmp_path),
+        "--student", "8:sigmoid5:mse", "--student", "4,4:softmax6:ce",
+    )  # fmt: skip
+    lines = out.stdout.splitlines()
+    assert lines[-3].startswith("teacher default")
+    assert lines[-2].startswith("8:sigmoid5:mse") and lines[-1].startswith("4,4:softmax6:ce")
+    assert len(list(tmp_path.glob("student-*.pt"))) == 2
+    bad = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "bench_students.py"), "--student", "8:tanh:mse"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert bad.returncode == 2 and "head must be one of" in bad.stderr

@@ -38,7 +38,10 @@ from nard_rl.training.supervised.fit import (
 )
 from nard_rl.training.supervised.gate import GateConfig, gate
 from nard_rl.training.supervised.label import (
+    SHARD_FIELDS,
+    AnchorConfig,
     LabelConfig,
+    anchor_rows,
     collect_decisions,
     collect_outcomes,
     label_decisions,
@@ -124,6 +127,30 @@ def test_labels_are_the_search_of_the_best_candidates() -> None:
     rows0 = label_decisions(ev, make_labeller(ev, cfg0), boards, dice, cfg0)
     np.testing.assert_allclose(rows0["probs"], rows0["probs0"], atol=1e-6)
     assert not rows0["disagree"].any()
+
+
+def test_anchors_are_the_teachers_search_of_any_plays() -> None:
+    """Anchor rows: up to per_decision legal plays of real decisions (not only the best
+    ones), labelled by the teacher's own search, a pure function of the rng."""
+    ev = _evaluator()
+    rows = anchor_rows(ev, 60, np.random.default_rng(4), SMALL, per_decision=3, ply=1)
+    n = rows["boards"].shape[0]
+    assert 0 < n <= 60 and set(rows) == set(SHARD_FIELDS)
+    assert np.bincount(rows["decision"]).max() <= 3
+    np.testing.assert_allclose(rows["probs"], Search(ev).afterstate_probs(rows["boards"], 1))
+    np.testing.assert_allclose(rows["probs0"], ev.probabilities(rows["boards"]), atol=1e-6)
+    assert not rows["disagree"].any()
+    # drawn from all plays: some anchor is not its decision's 0-ply choice
+    eq0 = cubeless_equity(rows["probs0"])
+    dec = rows["decision"]
+    best = np.array([eq0[dec == d].max() for d in dec])
+    assert (eq0 < best - 1e-9).any()
+    again = anchor_rows(ev, 60, np.random.default_rng(4), SMALL, per_decision=3, ply=1)
+    np.testing.assert_array_equal(rows["boards"], again["boards"])
+    with pytest.raises(ValueError, match="anchors need"):
+        anchor_rows(ev, 0, np.random.default_rng(4), SMALL)
+    with pytest.raises(ValueError, match="bad anchor settings"):
+        AnchorConfig(ply=3)
 
 
 def test_label_rollout_shares_dice_within_a_decision() -> None:
@@ -407,6 +434,21 @@ def test_tiny_pipeline_end_to_end_and_resume(tmp_path: Path, capsys: pytest.Capt
     assert main([*args, "resume=auto"]) == 0  # finished: nothing is redone
     assert (run / "gen_001" / "candidate.pt").stat().st_mtime_ns == mtime
     assert "fitting" not in capsys.readouterr().out
+
+
+def test_pipeline_fits_with_anchor_rows(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    init = _save(tmp_path / "gen0.pt", _net(8), _spec())
+    args = ["pipeline", "supervised=tiny", f"out_dir={tmp_path}", f"init={init}"]
+    args += ["generations=1", "label.shards=1", "stage=label", "progress=false"]
+    assert main(args) == 0
+    fit_args = [*args[:-2], "stage=fit", "progress=false", "anchors.rows=50"]
+    assert main([*fit_args, "resume=auto"]) == 0
+    out = capsys.readouterr().out
+    cand = load_checkpoint(tmp_path / "tiny" / "gen_001" / "candidate.pt")
+    label = next(h for h in cand["extra"]["history"] if h.get("stage") == "label")
+    made = label["anchors"]["made"]
+    assert label["anchors"]["rows"] == 50 and 0 < made <= 50
+    assert f"({made:,} anchors)" in out
 
 
 def test_pipeline_takes_the_rules_group_like_train(tmp_path: Path) -> None:

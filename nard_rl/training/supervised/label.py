@@ -115,6 +115,26 @@ class LabelConfig:
             raise ValueError(f"bad label settings: {', '.join(bad)}")
 
 
+@dataclass
+class AnchorConfig:
+    """Anchor rows added to each fit (``anchor_rows``): other plays of fresh self-play
+    decisions labelled by the teacher's own shallow search, made at fit time, not kept."""
+
+    rows: int = 0
+    """Anchor rows per fit (0: none; the labels alone)."""
+    per_decision: int = 4
+    """Plays drawn from each decision (at random among all its legal plays)."""
+    ply: int = 1
+    """Search depth of the anchors' labels (1 is cheap: about 5,000 rows a CPU-second)."""
+
+    def __post_init__(self) -> None:
+        if self.rows < 0 or self.per_decision < 1 or not 0 <= self.ply <= 2:
+            raise ValueError(
+                f"bad anchor settings: rows={self.rows} (>= 0), per_decision="
+                f"{self.per_decision} (>= 1), ply={self.ply} (0..2)"
+            )
+
+
 # ---------------------------------------------------------------------------------------
 # labels
 
@@ -338,6 +358,65 @@ def label_decisions(
         "decision": decision,
         "rank0": np.array(rank, dtype=np.int8),
         "disagree": disagree,
+    }
+
+
+def anchor_rows(
+    evaluator: Evaluator,
+    rows: int,
+    rng: np.random.Generator,
+    cfg: LabelConfig,
+    *,
+    per_decision: int = 4,
+    ply: int = 1,
+    first_id: int = 0,
+    chunk: int = 4096,
+) -> dict[str, np.ndarray]:
+    """About ``rows`` afterstates of self-play decisions, any of each decision's plays
+    (up to ``per_decision`` of them, drawn at random), labelled by ``evaluator``'s own
+    ``ply``-ply search: rows in ``SHARD_FIELDS`` that hold a fitted net to its teacher
+    on the plays the real labels never show it.
+
+    Labels cover the best few plays of a decision; a net fitted on them alone drifts on
+    the rest, and the rest are what a search's inner levels rank (the opponent's best
+    reply among all of its plays).  Anchors are cheap (1-ply search, no 2-ply) and a pure
+    function of the teacher and ``rng``, so they are made at fit time, not kept.  With
+    ``cfg.race_net`` only contact afterstates are drawn (the race net judges the rest).
+    """
+    if rows < 1 or per_decision < 1 or ply < 0:
+        raise ValueError(
+            f"anchors need rows >= 1, per_decision >= 1 and ply >= 0, got {rows}, "
+            f"{per_decision}, {ply}"
+        )
+    boards, dice = collect_decisions(evaluator, int(np.ceil(rows / per_decision * 1.1)), rng, cfg)
+    afters, offsets = legal_afterstates_batch(boards, dice, evaluator.rules.waste_rule)
+    counts = np.diff(offsets)
+    decision = np.repeat(np.arange(boards.shape[0]), counts)
+    # a random rank within each decision; the first per_decision of them are drawn
+    order = np.lexsort((rng.random(afters.shape[0]), decision))
+    rank = np.empty(afters.shape[0], dtype=np.int64)
+    rank[order] = np.arange(afters.shape[0]) - np.repeat(offsets[:-1], counts)
+    pick = rank < per_decision
+    if cfg.race_net:
+        pick &= ~race_flags(afters)
+    idx = np.flatnonzero(pick)[:rows]
+    cand = np.ascontiguousarray(afters[idx])
+    search = Search(evaluator, pruner=None if cfg.prune else False, cache_size=0)
+
+    def at(depth: int) -> np.ndarray:
+        parts = [search.afterstate_probs(cand[i : i + chunk], depth) for i in starts]
+        return np.concatenate(parts).astype(np.float32)
+
+    starts = range(0, max(1, cand.shape[0]), chunk)
+    probs = at(ply)
+    probs0 = probs if ply == 0 else at(0)
+    return {
+        "boards": cand.astype(np.int8),
+        "probs": probs,
+        "probs0": probs0,
+        "decision": first_id + decision[idx].astype(np.int64),
+        "rank0": np.full(cand.shape[0], -1, dtype=np.int8),
+        "disagree": np.zeros(cand.shape[0], dtype=np.bool_),
     }
 
 

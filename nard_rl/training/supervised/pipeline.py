@@ -47,7 +47,14 @@ from nard_rl.training.supervised.gate import (
     gate,
     holds_entry,
 )
-from nard_rl.training.supervised.label import LabelConfig, label_shard, read_shard, shard_path
+from nard_rl.training.supervised.label import (
+    AnchorConfig,
+    LabelConfig,
+    anchor_rows,
+    label_shard,
+    read_shard,
+    shard_path,
+)
 from nard_rl.util.runlock import RunLock, refuse_existing
 
 BEST = "best.pt"
@@ -77,6 +84,9 @@ class PipelineConfig:
     """Collection and labelling of each generation's positions."""
     fit: FitConfig = field(default_factory=FitConfig)
     """Supervised fitting."""
+    anchors: AnchorConfig = field(default_factory=AnchorConfig)
+    """Rows of the plays labels skip, labelled by the teacher at fit time (see
+    ``nard_rl.training.supervised.label.anchor_rows``)."""
     gate: GateConfig = field(default_factory=GateConfig)
     """Acceptance match against the previous generation."""
     student: StudentConfig = field(default_factory=StudentConfig)
@@ -407,11 +417,28 @@ def _fit_generation(
     rows = load_rows(folders, rules=_rules(conf))
     if conf.get("dataset"):
         rows = merge_rows(rows, load_dataset(conf["dataset"], _rules(conf), first_id=len(folders)))
+    anchor_cfg = AnchorConfig(**conf.get("anchors", {}))
+    anchors = 0
+    if anchor_cfg.rows:
+        teacher = load_evaluator(str(best), rules=_rules(conf), race_net=label_cfg.race_net)
+        made = anchor_rows(
+            teacher,
+            anchor_cfg.rows,
+            np.random.default_rng([seed, 1]),
+            label_cfg,
+            per_decision=anchor_cfg.per_decision,
+            ply=anchor_cfg.ply,
+        )
+        made["generation"] = np.full(
+            made["boards"].shape[0], int(rows["generation"].max(initial=0)) + 1
+        )
+        anchors = made["boards"].shape[0]
+        rows = merge_rows(rows, made)  # a labelled board keeps its label
     log = _log if ctx.is_main else lambda msg: None
     ranks = f" on {ctx.world_size} ranks" if ctx.enabled else ""
     log(
         f"generation {g}: fitting {spec.hidden} {spec.encoding} on "
-        f"{len(rows['boards']):,} rows{ranks}"
+        f"{len(rows['boards']):,} rows ({anchors:,} anchors){ranks}"
     )
     net, result = fit(
         net,
@@ -436,6 +463,7 @@ def _fit_generation(
             "generation": g,
             "teacher": str(best),
             "rows": len(rows["boards"]),
+            "anchors": {**asdict(anchor_cfg), "made": anchors},
             "decisions": int(np.unique(rows["decision"] * 1000 + rows["generation"]).size),
             "disagree_rate": float(rows["disagree"].mean()),
             "data_generations": [str(f) for f in folders],
