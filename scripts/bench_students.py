@@ -64,6 +64,7 @@ def teacher_rows(teacher: str, rows: int, per_decision: int, seed: int) -> dict[
     rng = np.random.default_rng(seed)
     out = anchor_rows(ev, rows, rng, cfg, per_decision=per_decision, ply=0, chunk=65536)
     out["generation"] = np.zeros(out["boards"].shape[0], dtype=np.int64)
+    out["rank0"] = np.zeros(out["boards"].shape[0], dtype=np.int8)  # held out as labels
     return out
 
 

@@ -27,6 +27,7 @@ from nard_rl.nets.evaluator import NetEvaluator, load_evaluator
 from nard_rl.nets.network import EquityNet, NetSpec, load_checkpoint, save_checkpoint
 from nard_rl.search.nply import Search
 from nard_rl.search.rollout import rollout
+from nard_rl.training.supervised.dataset import merge_rows
 from nard_rl.training.supervised.fit import (
     FitConfig,
     _loss,
@@ -139,7 +140,7 @@ def test_anchors_are_the_teachers_search_of_any_plays() -> None:
     assert np.bincount(rows["decision"]).max() <= 3
     np.testing.assert_allclose(rows["probs"], Search(ev).afterstate_probs(rows["boards"], 1))
     np.testing.assert_allclose(rows["probs0"], ev.probabilities(rows["boards"]), atol=1e-6)
-    assert not rows["disagree"].any()
+    assert not rows["disagree"].any() and (rows["rank0"] == -1).all()
     # drawn from all plays: some anchor is not its decision's 0-ply choice
     eq0 = cubeless_equity(rows["probs0"])
     dec = rows["decision"]
@@ -333,6 +334,22 @@ def test_a_softmax_student_fits_with_either_loss(tmp_path: Path, loss: str) -> N
     assert res.best_heldout_loss < 0.5 * res.initial_heldout_loss
     with pytest.raises(ValueError, match=r"fit\.loss"):
         fit(net, _spec(head="softmax6"), rows, FitConfig(loss="l1"), seed=0)
+
+
+def test_anchors_train_but_are_never_held_out(tmp_path: Path) -> None:
+    """The teacher fits its own 0-ply anchors exactly: scored, they would mask the labels."""
+    teacher = _evaluator(5)
+    label_shard(teacher, tmp_path, SMALL, seed=2, progress=False)
+    rows = load_rows([tmp_path])
+    anchors = anchor_rows(teacher, 200, np.random.default_rng(1), SMALL)
+    anchors["generation"] = np.full(anchors["boards"].shape[0], 1)
+    both = merge_rows(rows, anchors)
+    cfg = FitConfig(lr=1e-2, batch=16, max_epochs=1, patience=5, holdout=0.3)
+    _, alone = fit(_net(6), _spec(), rows, cfg, seed=0)
+    _, mixed = fit(_net(6), _spec(), both, cfg, seed=0)
+    assert mixed.heldout_rows == alone.heldout_rows
+    assert mixed.train_rows == alone.train_rows + both["boards"].shape[0] - rows["boards"].shape[0]
+    assert mixed.initial_heldout_loss == pytest.approx(alone.initial_heldout_loss)
 
 
 def test_fit_lowers_the_heldout_loss_and_holds_out_whole_decisions(tmp_path: Path) -> None:

@@ -211,7 +211,10 @@ def fit(
     ctx = ctx if ctx is not None else DistContext()
     dev = ctx.device if ctx.enabled else torch.device(device)
     enc = get_encoding(spec.encoding)
-    held = heldout_mask(rows["decision"], rows["generation"], cfg.holdout)
+    # anchors (rank0 -1, ``label.anchor_rows``) only train: the teacher fits its own
+    # anchors perfectly, so scoring them would stop a fit before the labels move it
+    trained_only = np.asarray(rows.get("rank0", 0)) < 0
+    held = heldout_mask(rows["decision"], rows["generation"], cfg.holdout) & ~trained_only
     x = torch.from_numpy(enc.encode(rows["boards"]))
     y = torch.from_numpy(rows["probs"].astype(np.float32))
     w = torch.from_numpy(np.where(rows["disagree"], cfg.oversample, 1.0).astype(np.float32))
