@@ -500,4 +500,4 @@ def test_two_rank_fit_equals_one_process_fit(tmp_path: Path) -> None:
     for k, w in ref["model"].items():
         assert torch.allclose(ckpt["model"][k], w, atol=1e-6), k
     # the fit moved the weights from its start, so the comparison above means something
-    assert r1["best_heldout_loss"] < 0.9 * r1["initial_heldout_loss"]
+    assert r1["best_heldout_loss"] < 0.95 * r1["initial_heldout_loss"]
