@@ -8,7 +8,9 @@ all decisions in a few batched ``choose_batch`` calls.  The error of a choice is
 label file's ``err`` (``best_equity - eq2(choice)``, or ``best_eq0 - eq0(choice)`` for a
 play without a 2-ply label); figures are the mean in millipoints (equity x 1000) per
 decision, overall and split by the decision's kind (``contact``, ``race``,
-``bearoff``), with a standard error, and the seconds per decision.
+``bearoff``), with a standard error, and the seconds per decision.  With several
+players, each after the first is also compared with the first on the same decisions
+(the paired difference and its standard error, far tighter than the two figures' own).
 
 Reference figures on the same file: gnubg 0-ply 2.2 (contact 3.0, race 0.4, bear-off
 0.1), pubeval 31.9, uniformly random plays 233.
@@ -130,11 +132,16 @@ def main(argv: list[str] | None = None) -> int:
         + " ".join(f"{k:<21}" for k in KINDS)
         + f" {'crashed (of contact)':<21} s/decision"
     )
+    first: np.ndarray | None = None
     for spec in specs:
         errors, per = play_errors(spec, records, chunk=args.chunk, progress=sys.stderr.isatty())
+        if first is None:
+            first = errors
         cells = " ".join(f"{summary(errors[kinds == k]):<21}" for k in KINDS)
         cells += f" {summary(errors[crashed]):<21}"
         print(f"{spec:<24} {summary(errors):<21} {cells} {per:.4f}", flush=True)
+        if errors is not first:
+            print(f"{'  minus ' + specs[0]:<24} {summary(errors - first)}", flush=True)
     return 0
 
 

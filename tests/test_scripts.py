@@ -70,6 +70,21 @@ def test_bench_cube() -> None:
     assert "agreement" in out.stdout
 
 
+def test_bench_checker_pairs_each_player_with_the_first() -> None:
+    """The paired line is the difference of the two players' means on the same decisions."""
+    out = run_script(
+        "bench_checker.py", "--player", "pubeval", "--player", "random", "--limit", "40"
+    )
+    means = {
+        line.split()[0]: float(line.split()[1])
+        for line in out.stdout.splitlines()
+        if line.split() and line.split()[0] in ("pubeval", "random")
+    }
+    paired = _line(out, "  minus pubeval")
+    assert float(paired.split()[2]) == pytest.approx(means["random"] - means["pubeval"], abs=0.02)
+    assert "(40)" in paired
+
+
 def test_evaluate_script() -> None:
     out = run_script("evaluate.py", "pubeval", "random", "--games", "20", "--json")
     res = json.loads(out.stdout)
