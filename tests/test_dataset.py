@@ -22,7 +22,7 @@ from nard_rl.training.supervised.dataset import (
     write_card,
 )
 from nard_rl.training.supervised.fit import load_rows
-from nard_rl.training.supervised.label import shard_path, write_shard
+from nard_rl.training.supervised.label import read_shard, shard_path, write_shard
 
 
 def _shard(
@@ -91,9 +91,19 @@ def test_deposit_is_idempotent_and_refuses_repeated_positions(tmp_path: Path) ->
     mtimes = {p: p.stat().st_mtime_ns for p in folder.glob("part_*.npz")}
     deposit(shards, tmp_path / "ds", teacher="gen6", teacher_path=teacher)
     assert {p: p.stat().st_mtime_ns for p in folder.glob("part_*.npz")} == mtimes
-    # the same job under another name would store the same positions twice
+    # the same job under another name for the same net joins the source it is in
+    renamed = tmp_path / "renamed.pt"
+    renamed.write_bytes(teacher.read_bytes())
+    assert deposit(shards, tmp_path / "ds", teacher="renamed", teacher_path=renamed) == folder
+    assert [s["name"] for s in summary(tmp_path / "ds")] == [folder.name]
+    # the same positions labelled with other settings would store them twice
+    other = [_shard(tmp_path / "run2", i, 10) for i in range(2)]
+    for path in other:
+        data, meta = read_shard(path)
+        meta["label"]["window"] = 0.5
+        write_shard(path, data, meta)
     with pytest.raises(ValueError, match="another pipeline seed"):
-        deposit(shards, tmp_path / "ds", teacher="renamed", teacher_path=teacher)
+        deposit(other, tmp_path / "ds", teacher="renamed", teacher_path=teacher)
     # the name taken by another teacher
     with pytest.raises(ValueError, match="another teacher"):
         deposit(shards, tmp_path / "ds", teacher="gen6", teacher_path=_teacher(tmp_path, 1))

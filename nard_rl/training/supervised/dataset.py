@@ -134,9 +134,10 @@ def deposit(
     budget_mb: float = BUDGET_MB,
 ) -> Path:
     """Copy label shards (one labelling job's, ``nard_rl.training.supervised.label``) into the
-    dataset as one source; idempotent (parts already there are kept) and refusing a
-    second source with the same positions or a dataset past its budget.  Returns the
-    source's folder."""
+    dataset as one source; idempotent (parts already there are kept; the same job kept
+    under another teacher name, the same net by content, joins that source) and
+    refusing a second source with the same positions or a dataset past its budget.
+    Returns the source's folder."""
     paths = sorted(Path(p) for p in shards)
     if not paths:
         raise ValueError("no label shards to deposit")
@@ -181,6 +182,11 @@ def deposit(
                 and other.teacher_sha256 == src.teacher_sha256
                 and other.label.get("decisions_per_shard") == label.get("decisions_per_shard")
             )
+            if same_positions and other.label == label:
+                # the same job kept under another teacher name (a renamed copy of the
+                # same net): its parts are these, so it joins that source
+                folder, meta_path, src = other_dir, other_dir / "SOURCE.json", other
+                break
             if same_positions:
                 raise ValueError(
                     f"{other_dir} already holds the positions of seed {seed}, generation "
