@@ -191,6 +191,9 @@ def main() -> None:
     )
     ap.add_argument("--limit", type=int, default=0, help="use only the first N records")
     ap.add_argument(
+        "--skip", type=int, default=0, help="leave out the first N records (before --limit)"
+    )
+    ap.add_argument(
         "--match-ending-x",
         type=float,
         nargs="+",
@@ -199,8 +202,13 @@ def main() -> None:
     )
     args = ap.parse_args()
     records = load_records(args.data)
+    if args.limit < 0 or args.skip < 0:
+        ap.error("--limit and --skip must be >= 0")
+    records = records[args.skip :]
     if args.limit:
         records = records[: args.limit]
+    if not records:
+        ap.error("no records left to judge")
     probs = None
     if args.net:
         probs, secs, refined = net_probabilities(
