@@ -24,7 +24,6 @@ same list TD training keeps its run configs in), so a shipped net tells how it w
 from __future__ import annotations
 
 import json
-import sys
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -194,8 +193,9 @@ def current_generation(run: Path) -> int:
 
 
 def _bars(conf: dict[str, Any]) -> bool:
-    """Progress bars only on a terminal, and only when the config allows them."""
-    return bool(conf["progress"]) and sys.stderr.isatty()
+    """Progress bars when the config allows them: live on a terminal, a line a minute in a
+    log (``nard_rl.util.progress``), so a fit in the background shows it is moving."""
+    return bool(conf["progress"])
 
 
 def _log(msg: str) -> None:
