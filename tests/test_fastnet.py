@@ -78,6 +78,18 @@ def test_fused_forward_equals_torch(hidden: tuple[int, ...], scale: float, head:
     assert (got[:, 4] <= got[:, 3] + 1e-7).all() and (got[:, 3] <= 1 - got[:, 0] + 1e-6).all()
 
 
+@pytest.mark.parametrize("rows", [1, 3, 4, 5, 15, 16, 17, 37])
+def test_fused_forward_handles_partial_blocks(rows: int) -> None:
+    """The dense layers run over blocks of rows, four at a time: any row count, whole
+    blocks or not, gives torch's answer row for row."""
+    net, spec = _net((24, 12), 4.0)
+    x = get_encoding(spec.encoding).encode(_afterstates())[:rows]
+    assert x.shape[0] == rows
+    with torch.no_grad():
+        want = net(torch.from_numpy(x)).numpy()
+    assert np.abs(FusedNet(net)(x) - want).max() < 1e-4
+
+
 def test_shipped_net_fused_equals_torch_and_is_used() -> None:
     ev = load_evaluator("default")
     contact = ev.contact

@@ -3,11 +3,16 @@
 Why: a 2-ply search evaluates about 25,000 afterstates a decision, and torch spends most
 of that time in a dense first layer over inputs that are mostly zero (the contact
 encoding has about 41 non-zero inputs of 241) and in memory-bound passes over the
-``(N, hidden)`` activations.  This kernel takes one row at a time through the whole net,
-so the activations stay in L1 cache:
+``(N, hidden)`` activations.  This kernel takes a block of 16 rows at a time through the
+whole net, so the activations stay in L1 cache:
 
 * the first layer adds the weight rows of the non-zero inputs only (a sparse times dense
-  product, as NNUE engines do), about a sixth of the multiply-adds;
+  product, as NNUE engines do), about a sixth of the multiply-adds, or, for a row that
+  differs from the previous one in fewer inputs than it holds, the weight rows of the
+  differences;
+* the dense layers after it (a second hidden layer, the head) take the block together,
+  four rows per pass over each weight row, so each weight is read once for four
+  products and four independent sums keep the vector units busy;
 * hidden sigmoids use a vectorisable exponential (``2**k`` from the float's exponent
   bits times a degree-5 polynomial for ``2**f``, relative error below 3e-6), since
   numba's ``math.exp`` is a scalar call per unit;
@@ -69,60 +74,69 @@ def _sigmoid(x: float) -> float:
     return e / (1.0 + e)
 
 
-@njit(fastmath=True, cache=True, inline="always")
-def _tail(
-    cur: np.ndarray,
-    h1: int,
-    dense_w: np.ndarray,
-    dense_b: np.ndarray,
-    shapes: np.ndarray,
-    nxt: np.ndarray,
-    bits: np.ndarray,
-    poly: np.ndarray,
-    logits: np.ndarray,
-    out: np.ndarray,
-    i: int,
-    softmax: bool,
-) -> None:
-    """From the first layer's accumulator ``cur[:h1]`` to ``out[i]``: its sigmoid, the
-    dense layers after it and the five probabilities (shared by every first layer), from
-    five chained sigmoids or, with ``softmax``, six outcome classes."""
-    _sigmoid_inplace(cur, bits, poly, h1)
-    wo = 0
-    bo = 0
-    layers = shapes.shape[0]
-    for layer in range(layers):
-        rows = shapes[layer, 0]
-        cols = shapes[layer, 1]
-        last = layer == layers - 1
-        for r in range(rows):
-            s = dense_b[bo + r]
-            base = wo + r * cols
+_BLOCK = 16
+"""Rows taken through the dense layers together: each weight row, read once from cache,
+serves all of them (one row at a time, a 256-wide second layer was bound by reading its
+256 KB of weights for every row)."""
+
+
+@njit(fastmath=True, cache=True)
+def _dense_block(x: np.ndarray, n: int, w: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """``out[i, :rows] = w @ x[i, :cols] + b`` for the block's first ``n`` rows: dot
+    products over contiguous rows, a reduction the compiler vectorises (indexing one
+    flat array at a running offset had kept it scalar, several times slower)."""
+    rows, cols = w.shape
+    for r in range(rows):
+        wr = w[r]
+        br = b[r]
+        i = 0
+        while i + 4 <= n:  # four independent sums: no one addition chain sets the pace
+            x0 = x[i]
+            x1 = x[i + 1]
+            x2 = x[i + 2]
+            x3 = x[i + 3]
+            s0 = np.float32(0.0)
+            s1 = np.float32(0.0)
+            s2 = np.float32(0.0)
+            s3 = np.float32(0.0)
             for c in range(cols):
-                s += cur[c] * dense_w[base + c]
-            if last:
-                logits[r] = s
-            else:
-                nxt[r] = s
-        wo += rows * cols
-        bo += rows
-        if not last:
-            _sigmoid_inplace(nxt, bits, poly, rows)
-            for r in range(rows):
-                cur[r] = nxt[r]
+                wc = wr[c]
+                s0 += x0[c] * wc
+                s1 += x1[c] * wc
+                s2 += x2[c] * wc
+                s3 += x3[c] * wc
+            out[i, r] = s0 + br
+            out[i + 1, r] = s1 + br
+            out[i + 2, r] = s2 + br
+            out[i + 3, r] = s3 + br
+            i += 4
+        while i < n:
+            xi = x[i]
+            s = np.float32(0.0)
+            for c in range(cols):
+                s += xi[c] * wr[c]
+            out[i, r] = s + br
+            i += 1
+
+
+@njit(fastmath=True, cache=True)
+def _outputs(logits: np.ndarray, out: np.ndarray, i: int, softmax: bool) -> None:
+    """``out[i]``: the five probabilities from the head's logits, exactly as
+    ``EquityNet`` builds them (five chained sigmoids or, with ``softmax``, six classes)."""
     if softmax:
         top = logits[0]
         for r in range(1, 6):
             top = max(top, logits[r])
+        e = np.empty(6, np.float64)
         total = 0.0
         for r in range(6):
-            logits[r] = math.exp(logits[r] - top)
-            total += logits[r]
-        wbg = logits[2] / total
-        wg = logits[1] / total + wbg
-        lbg = logits[5] / total
-        lg = logits[4] / total + lbg
-        out[i, 0] = logits[0] / total + wg
+            e[r] = math.exp(logits[r] - top)
+            total += e[r]
+        wbg = e[2] / total
+        wg = e[1] / total + wbg
+        lbg = e[5] / total
+        lg = e[4] / total + lbg
+        out[i, 0] = e[0] / total + wg
         out[i, 1] = wg
         out[i, 2] = wbg
         out[i, 3] = lg
@@ -150,46 +164,67 @@ def _forward(
     out: np.ndarray,
     softmax: bool,
 ) -> None:
-    """``out[i]`` = the net's five probabilities for encoded row ``x[i]``."""
+    """``out[i]`` = the net's five probabilities for encoded row ``x[i]``: the first layer
+    row by row (sparse, or updated from the previous row), then the dense layers and the
+    head over blocks of ``_BLOCK`` rows."""
     n, m = x.shape
     h1 = b1.shape[0]
+    layers = shapes.shape[0]
     acc = np.empty(h1, np.float32)  # the first layer before its sigmoid, kept across rows
-    cur = np.empty(width, np.float32)
-    nxt = np.empty(width, np.float32)
+    cur = np.empty((_BLOCK, width), np.float32)
+    nxt = np.empty((_BLOCK, width), np.float32)
     bits = np.empty(width, np.int32)
     poly = np.empty(width, np.float32)
-    logits = np.empty(6, np.float32)
     chain = _MAX_CHAIN
-    for i in range(n):
-        changed = 0
-        nonzero = 0
-        if i > 0:
-            for j in range(m):
-                v = x[i, j]
-                if v != x[i - 1, j]:
-                    changed += 1
-                if v != 0.0:
-                    nonzero += 1
-        if i > 0 and changed < nonzero and chain < _MAX_CHAIN:
-            # a neighbour of the previous row: update its accumulator by the difference
-            for j in range(m):
-                d = x[i, j] - x[i - 1, j]
-                if d != 0.0:
-                    for h in range(h1):
-                        acc[h] += d * w1t[j, h]
-            chain += 1
-        else:
+    for lo in range(0, n, _BLOCK):
+        nb = min(_BLOCK, n - lo)
+        for t in range(nb):
+            i = lo + t
+            changed = 0
+            nonzero = 0
+            if i > 0:
+                for j in range(m):
+                    v = x[i, j]
+                    if v != x[i - 1, j]:
+                        changed += 1
+                    if v != 0.0:
+                        nonzero += 1
+            if i > 0 and changed < nonzero and chain < _MAX_CHAIN:
+                # a neighbour of the previous row: update its accumulator by the difference
+                for j in range(m):
+                    d = x[i, j] - x[i - 1, j]
+                    if d != 0.0:
+                        for h in range(h1):
+                            acc[h] += d * w1t[j, h]
+                chain += 1
+            else:
+                for h in range(h1):
+                    acc[h] = b1[h]
+                for j in range(m):
+                    v = x[i, j]
+                    if v != 0.0:
+                        for h in range(h1):
+                            acc[h] += v * w1t[j, h]
+                chain = 0
+            row = cur[t]
             for h in range(h1):
-                acc[h] = b1[h]
-            for j in range(m):
-                v = x[i, j]
-                if v != 0.0:
-                    for h in range(h1):
-                        acc[h] += v * w1t[j, h]
-            chain = 0
-        for h in range(h1):
-            cur[h] = acc[h]
-        _tail(cur, h1, dense_w, dense_b, shapes, nxt, bits, poly, logits, out, i, softmax)
+                row[h] = acc[h]
+            _sigmoid_inplace(row, bits, poly, h1)
+        wo = 0
+        bo = 0
+        for layer in range(layers):
+            rows = shapes[layer, 0]
+            cols = shapes[layer, 1]
+            w = dense_w[wo : wo + rows * cols].reshape((rows, cols))
+            _dense_block(cur, nb, w, dense_b[bo : bo + rows], nxt)
+            wo += rows * cols
+            bo += rows
+            if layer < layers - 1:
+                for t in range(nb):
+                    _sigmoid_inplace(nxt[t], bits, poly, rows)
+            cur, nxt = nxt, cur
+        for t in range(nb):
+            _outputs(cur[t], out, lo + t, softmax)
 
 
 @njit(fastmath=True, cache=True)
