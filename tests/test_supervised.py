@@ -3,6 +3,7 @@ fitting, the gate, and the whole loop on a tiny config through the CLI."""
 
 from __future__ import annotations
 
+import copy
 import itertools
 import os
 import signal
@@ -16,9 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from boards import board as board_from
 
 from nard_rl.cli import main
-from nard_rl.engine.batch import start_boards
+from nard_rl.engine.batch import ROLLS, start_boards
 from nard_rl.engine.movegen import legal_afterstates_batch
 from nard_rl.engine.position import flip_boards
 from nard_rl.engine.rules import cubeless_equity
@@ -43,6 +45,7 @@ from nard_rl.training.supervised.label import (
     AnchorConfig,
     LabelConfig,
     anchor_rows,
+    best_replies,
     collect_decisions,
     collect_outcomes,
     label_decisions,
@@ -152,6 +155,75 @@ def test_anchors_are_the_teachers_search_of_any_plays() -> None:
         anchor_rows(ev, 0, np.random.default_rng(4), SMALL)
     with pytest.raises(ValueError, match="bad anchor settings"):
         AnchorConfig(ply=3)
+
+
+def test_best_replies_are_the_opponents_best_plays_dances_included() -> None:
+    """Each reply is the teacher's 0-ply best play of the opponent for some roll, in the
+    opponent's view; against a closed board the opponent's checker stays on the bar."""
+    ev = _evaluator(3)
+    boards, dice = collect_decisions(ev, 20, np.random.default_rng(5), SMALL)
+    afters, offsets = legal_afterstates_batch(boards, dice)
+    plays = np.ascontiguousarray(afters[offsets[:-1]])
+    replies = best_replies(ev, plays, np.random.default_rng(6))
+    assert replies.shape == plays.shape and replies.dtype == np.int8
+
+    def eq(x: np.ndarray) -> np.ndarray:
+        return cubeless_equity(ev.probabilities(x).astype(np.float64))
+
+    for play, reply in zip(plays, replies, strict=True):
+        opp = flip_boards(play[None])
+        best_for = []
+        for roll in ROLLS:
+            cands, _ = legal_afterstates_batch(opp, roll[None])
+            if reply.tolist() in cands.tolist():
+                best_for.append(eq(reply[None])[0] >= eq(cands).max() - 1e-6)
+        assert best_for and any(best_for), "a reply is a legal best play for some roll"
+    closed = board_from("mover: 1:2 2:2 3:2 4:2 5:2 6:2 13:3; opp: 19:14 bar:1")
+    dance = best_replies(ev, np.array([closed], np.int8), np.random.default_rng(0))
+    np.testing.assert_array_equal(dance[0], flip_boards(np.array([closed], np.int8))[0])
+    assert dance[0][25] == 1
+    assert best_replies(ev, np.zeros((0, 26), np.int8), np.random.default_rng(0)).shape == (0, 26)
+
+
+def test_anchor_replies_take_their_share_and_stay_reproducible() -> None:
+    ev = _evaluator(2)
+    rows = anchor_rows(ev, 80, np.random.default_rng(4), SMALL, per_decision=3, replies=0.5)
+    plain = anchor_rows(ev, 80, np.random.default_rng(4), SMALL, per_decision=3)
+    n = rows["boards"].shape[0]
+    assert 40 < n <= 80 and set(rows) == set(SHARD_FIELDS)
+    # the first half are the plain anchors' first plays; the rest are replies to them
+    np.testing.assert_array_equal(rows["boards"][:40], plain["boards"][:40])
+    np.testing.assert_allclose(rows["probs"], ev.probabilities(rows["boards"]), atol=1e-6)
+    assert (rows["rank0"] == -1).all()
+    again = anchor_rows(ev, 80, np.random.default_rng(4), SMALL, per_decision=3, replies=0.5)
+    np.testing.assert_array_equal(rows["boards"], again["boards"])
+    with pytest.raises(ValueError, match="replies"):
+        anchor_rows(ev, 80, np.random.default_rng(4), SMALL, replies=1.0)
+    with pytest.raises(ValueError, match="bad anchor settings"):
+        AnchorConfig(replies=-0.1)
+
+
+def test_fit_select_last_runs_every_epoch_and_keeps_the_last_weights(tmp_path: Path) -> None:
+    """A refit from a net already at its best held-out loss (anchors to learn) must not
+    hand the start back: ``select=last`` ignores patience and keeps the final weights."""
+    teacher = _evaluator(5)
+    label_shard(teacher, tmp_path, SMALL, seed=2, progress=False)
+    rows = load_rows([tmp_path])
+    net = _net(6)
+    start = copy.deepcopy(net.state_dict())
+    cfg = FitConfig(lr=1e-2, batch=16, max_epochs=3, patience=1, holdout=0.3, select="last")
+    fitted, res = fit(net, _spec(), rows, cfg, seed=0)
+    assert res.epochs == pytest.approx(3.0)
+    assert any(not torch.equal(start[k], v) for k, v in fitted.state_dict().items())
+    with pytest.raises(ValueError, match="select"):
+        FitConfig(select="first")
+
+
+def test_fit_init_takes_a_checkpoint_and_refuses_a_missing_one(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="checkpoint file"):
+        FitConfig(init=str(tmp_path / "missing.pt"))
+    start = _save(tmp_path / "start.pt", _net(11, hidden=(12,)), _spec(hidden=(12,)))
+    assert FitConfig(init=str(start)).init == str(start)
 
 
 def test_label_rollout_shares_dice_within_a_decision() -> None:
@@ -466,6 +538,28 @@ def test_pipeline_fits_with_anchor_rows(tmp_path: Path, capsys: pytest.CaptureFi
     made = label["anchors"]["made"]
     assert label["anchors"]["rows"] == 50 and 0 < made <= 50
     assert f"({made:,} anchors)" in out
+
+
+def test_pipeline_refits_a_given_checkpoint_with_reply_anchors(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """``fit.init=PATH`` starts the student from another run's net (the teacher still
+    labels and anchors); a missing file stops the run before it labels anything."""
+    init = _save(tmp_path / "gen0.pt", _net(8), _spec())
+    other = _save(tmp_path / "other.pt", _net(9, hidden=(12,)), _spec(hidden=(12,)))
+    args = ["pipeline", "supervised=tiny", f"out_dir={tmp_path}", f"init={init}"]
+    args += ["generations=1", "label.shards=1", "label.decisions_per_shard=10"]
+    args += ["gate.games=20", "student.hidden=[12]", "progress=false"]
+    with pytest.raises(SystemExit):
+        main([*args, "name=bad", f"fit.init={tmp_path / 'none.pt'}"])
+    assert "fit.init must be previous, scratch or a checkpoint file" in capsys.readouterr().err
+    assert not (tmp_path / "bad" / "gen_001" / "shards").exists()
+    refit = ["fit.max_epochs=1", "fit.select=last", "anchors.rows=40", "anchors.replies=0.5"]
+    assert main([*args, "name=r", f"fit.init={other}", *refit]) == 0
+    cand = load_checkpoint(tmp_path / "r" / "gen_001" / "candidate.pt")
+    assert cand["spec"]["hidden"] == [12]
+    fit_entry = next(h for h in cand["extra"]["history"] if h.get("stage") == "label")
+    assert fit_entry["anchors"]["replies"] == 0.5
 
 
 def test_pipeline_takes_the_rules_group_like_train(tmp_path: Path) -> None:

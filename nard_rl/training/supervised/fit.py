@@ -47,7 +47,9 @@ class FitConfig:
     """Supervised fitting settings."""
 
     init: str = "previous"
-    """previous (start from the teacher, grown to the student's shape) or scratch."""
+    """previous (start from the teacher, grown to the student's shape), scratch, or a
+    checkpoint file to start from instead (grown likewise): refitting a net of another
+    run against this run's teacher and labels."""
     lr: float = 3e-4
     """Adam learning rate (at the first step)."""
     lr_final: float | None = None
@@ -72,6 +74,19 @@ class FitConfig:
     """Adam weight decay."""
     data_generations: int = 1
     """Use the shards of this many most recent generations (older labels are weaker)."""
+    select: str = "best"
+    """best: the weights of the lowest held-out loss (early stopping by ``patience``);
+    last: every epoch, then the last weights, for a refit that must learn rows the
+    held-out labels do not hold (anchors) from a start already at their best loss."""
+
+    def __post_init__(self) -> None:
+        if self.select not in ("best", "last"):
+            raise ValueError(f"fit.select must be best or last, got {self.select!r}")
+        # checked when the run starts, not hours later when its first fit does
+        if self.init not in ("previous", "scratch") and not Path(self.init).is_file():
+            raise ValueError(
+                f"fit.init must be previous, scratch or a checkpoint file, got {self.init!r}"
+            )
 
 
 @dataclass
@@ -284,7 +299,9 @@ def fit(
             if step % eval_every == 0:
                 cur, rmse = heldout()
                 bar.set_postfix(heldout=f"{cur:.5f}", best=f"{best:.5f}")
-                if cur < best:
+                if cfg.select == "last":
+                    best, best_rmse = cur, rmse
+                elif cur < best:
                     best, best_rmse, bad = cur, rmse, 0
                     best_state = copy.deepcopy(net.state_dict())
                 else:
@@ -295,7 +312,8 @@ def fit(
         if stop:
             break
     bar.close()
-    net.load_state_dict(best_state)
+    if cfg.select == "best":
+        net.load_state_dict(best_state)
     net.eval()
     return net, FitResult(
         train_rows=int(tr.numel()),

@@ -33,9 +33,17 @@ from typing import Any
 
 import numpy as np
 
-from nard_rl.engine.batch import GameBatch, outcomes, segment_argmax
+from nard_rl.engine.batch import (
+    ROLL_WEIGHTS,
+    ROLLS,
+    GameBatch,
+    outcomes,
+    segment_argmax,
+    with_passes,
+)
 from nard_rl.engine.classify import race_flags
 from nard_rl.engine.movegen import legal_afterstates_batch
+from nard_rl.engine.position import flip_boards
 from nard_rl.engine.rules import cubeless_equity, swap_sides
 from nard_rl.nets.evaluator import Evaluator, exact_finished, greedy_choice
 from nard_rl.search.nply import Search
@@ -127,12 +135,22 @@ class AnchorConfig:
     ply: int = 0
     """Search depth of the anchors' labels: 0 (the teacher's net itself, free) held 1-ply
     play better than 1-ply labels did (about 2,000 rows a CPU-second) in the measured fits."""
+    replies: float = 0.0
+    """Share of the anchor rows that are the opponent's best reply to one roll after an
+    anchor play (``best_replies``): the afterstates a 1-ply search scores, dances (the
+    mover left on the bar) included, which self-play decisions never show a net."""
 
     def __post_init__(self) -> None:
-        if self.rows < 0 or self.per_decision < 1 or not 0 <= self.ply <= 2:
+        if (
+            self.rows < 0
+            or self.per_decision < 1
+            or not 0 <= self.ply <= 2
+            or not 0.0 <= self.replies < 1.0
+        ):
             raise ValueError(
                 f"bad anchor settings: rows={self.rows} (>= 0), per_decision="
-                f"{self.per_decision} (>= 1), ply={self.ply} (0..2)"
+                f"{self.per_decision} (>= 1), ply={self.ply} (0..2), replies="
+                f"{self.replies} (0 <= replies < 1)"
             )
 
 
@@ -370,6 +388,7 @@ def anchor_rows(
     *,
     per_decision: int = 4,
     ply: int = 0,
+    replies: float = 0.0,
     first_id: int = 0,
     chunk: int = 4096,
 ) -> dict[str, np.ndarray]:
@@ -384,12 +403,19 @@ def anchor_rows(
     function of the teacher and ``rng``, so they are made at fit time, not kept.  With
     ``cfg.race_net`` only contact afterstates are drawn (the race net judges the rest).
     ``rank0`` is -1 on every anchor: ``fit`` trains on them but never holds one out.
+
+    A ``replies`` share of the rows are instead the opponent's best replies to those
+    plays (``best_replies``), each in the decision of the play it answers: a 1-ply search
+    asks the net about them after every roll, and a net fitted without them (a net with
+    no self-play history behind it) misjudged the dances among them by 0.6 equity.
     """
-    if rows < 1 or per_decision < 1 or ply < 0:
+    if rows < 1 or per_decision < 1 or ply < 0 or not 0.0 <= replies < 1.0:
         raise ValueError(
-            f"anchors need rows >= 1, per_decision >= 1 and ply >= 0, got {rows}, "
-            f"{per_decision}, {ply}"
+            f"anchors need rows >= 1, per_decision >= 1, ply >= 0 and 0 <= replies < 1, "
+            f"got {rows}, {per_decision}, {ply}, {replies}"
         )
+    n_replies = round(rows * replies)
+    plays = rows - n_replies
     boards, dice = collect_decisions(evaluator, int(np.ceil(rows / per_decision * 1.1)), rng, cfg)
     afters, offsets = legal_afterstates_batch(boards, dice, evaluator.rules.waste_rule)
     counts = np.diff(offsets)
@@ -401,8 +427,17 @@ def anchor_rows(
     pick = rank < per_decision
     if cfg.race_net:
         pick &= ~race_flags(afters)
-    idx = np.flatnonzero(pick)[:rows]
+    idx = np.flatnonzero(pick)[:plays]
     cand = np.ascontiguousarray(afters[idx])
+    of_row, decision = decision, decision[idx]
+    if n_replies:
+        pool = np.flatnonzero(pick)
+        src = pool[rng.integers(0, pool.size, size=n_replies)] if pool.size else pool
+        answer = best_replies(evaluator, np.ascontiguousarray(afters[src]), rng)
+        keep = ~race_flags(answer) if cfg.race_net else np.ones(answer.shape[0], dtype=bool)
+        keep &= ~exact_finished(answer)[0]
+        cand = np.concatenate([cand, answer[keep]])
+        decision = np.concatenate([decision, of_row[src][keep]])
     search = Search(evaluator, pruner=None if cfg.prune else False, cache_size=0)
 
     def at(depth: int) -> np.ndarray:
@@ -416,10 +451,34 @@ def anchor_rows(
         "boards": cand.astype(np.int8),
         "probs": probs,
         "probs0": probs0,
-        "decision": first_id + decision[idx].astype(np.int64),
+        "decision": first_id + decision.astype(np.int64),
         "rank0": np.full(cand.shape[0], -1, dtype=np.int8),
         "disagree": np.zeros(cand.shape[0], dtype=np.bool_),
     }
+
+
+def best_replies(
+    evaluator: Evaluator, afterstates: np.ndarray, rng: np.random.Generator, chunk: int = 2048
+) -> np.ndarray:
+    """The opponent's best play (0-ply, the rule set's cubeless money equity) to one roll
+    of each afterstate, drawn with the dice's odds, in the opponent's view: the positions a
+    1-ply search scores.  A roll it cannot play (R16) leaves the board as it is, the
+    opponent still on the bar: the dance that self-play decisions never hold."""
+    n = afterstates.shape[0]
+    if n == 0:
+        return np.zeros((0, 26), dtype=np.int8)
+    dice = ROLLS[rng.choice(ROLLS.shape[0], size=n, p=ROLL_WEIGHTS / ROLL_WEIGHTS.sum())]
+    opp = flip_boards(afterstates)
+    out = np.empty_like(opp)
+    for lo in range(0, n, chunk):  # a few dozen plays a roll: bounded memory
+        part = slice(lo, lo + chunk)
+        afters, offsets = legal_afterstates_batch(opp[part], dice[part], evaluator.rules.waste_rule)
+        afters, offsets = with_passes(afters, offsets, opp[part])
+        eq = cubeless_equity(
+            np.asarray(evaluator.probabilities(afters), dtype=np.float64), rules=evaluator.rules
+        )
+        out[part] = afters[offsets[:-1] + segment_argmax(eq, offsets)]
+    return out
 
 
 def outcome_rows(

@@ -278,6 +278,7 @@ def _run_stages(conf: dict[str, Any], ctx: DistContext | None) -> Path:
         finish_verdict(gdir / GATE, gdir / CANDIDATE, _gate_targets(run, last), _copy_checkpoint)
     label_cfg = LabelConfig(**conf["label"])
     fit_cfg = FitConfig(**conf["fit"])
+    AnchorConfig(**conf.get("anchors", {}))  # bad settings stop the run now, not at its fit
     gate_cfg = GateConfig(**conf["gate"])
     while (g := current_generation(run)) <= int(conf["generations"]):
         gdir = generation_dir(run, g)
@@ -410,8 +411,14 @@ def _fit_generation(
     elif fit_cfg.init == "scratch":
         torch.manual_seed(seed)
         net = spec.build()
-    else:
-        raise ValueError(f"fit.init must be previous or scratch, got {fit_cfg.init!r}")
+    else:  # a checkpoint: refit a net of another run (grown to the student's shape)
+        start = Path(fit_cfg.init)
+        if not start.is_file():
+            raise ValueError(
+                f"fit.init must be previous, scratch or a checkpoint file, got {fit_cfg.init!r}"
+            )
+        start_net, start_spec, _ = load_network(start)
+        net = grow_net(start_net, start_spec, spec, seed=seed)
     first = max(1, g - fit_cfg.data_generations + 1)
     folders = [generation_dir(run, h) / "shards" for h in range(first, g + 1)]
     rows = load_rows(folders, rules=_rules(conf))
@@ -428,6 +435,7 @@ def _fit_generation(
             label_cfg,
             per_decision=anchor_cfg.per_decision,
             ply=anchor_cfg.ply,
+            replies=anchor_cfg.replies,
         )
         made["generation"] = np.full(
             made["boards"].shape[0], int(rows["generation"].max(initial=0)) + 1
