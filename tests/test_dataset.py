@@ -5,6 +5,7 @@ by the pipeline."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -212,6 +213,29 @@ def test_labelling_refuses_to_mix_two_jobs_in_one_folder(tmp_path: Path) -> None
     assert len(list(folder.glob("shard_*.npz"))) == 2
     with pytest.raises(ValueError, match=r"ply: 0 -> 1"):
         label_shard(ev, folder, replace(cfg, ply=1), k=1, num=2, progress=False)
+
+
+def test_shards_record_their_teacher_and_are_kept_only_under_it(tmp_path: Path) -> None:
+    """A run that borrows another run's shards (or whose init changed) cannot deposit
+    them under its own teacher, nor resume them with another net."""
+    from nard_rl.nets.evaluator import NetEvaluator
+    from nard_rl.training.supervised.dataset import teacher_digest
+    from nard_rl.training.supervised.label import LabelConfig, label_shard
+
+    cfg = LabelConfig(shards=1, decisions_per_shard=4, parallel_games=8, ply=0, chunk=4)
+    mine, other = _teacher(tmp_path, 0), _teacher(tmp_path, 1)
+    ev = NetEvaluator.from_checkpoint(mine)
+    folder = tmp_path / "shards"
+    paths = label_shard(ev, folder, cfg, progress=False)
+    assert read_shard(paths[0])[1]["teacher"] == teacher_digest(mine)
+    with pytest.raises(ValueError, match="labelled by the net with weights"):
+        deposit(paths, tmp_path / "ds", teacher="other", teacher_path=other)
+    assert not (tmp_path / "ds").exists() or not list((tmp_path / "ds").rglob("part_*"))
+    assert deposit(paths, tmp_path / "ds", teacher="mine", teacher_path=mine).is_dir()
+    with pytest.raises(ValueError, match="another teacher"):
+        label_shard(
+            NetEvaluator.from_checkpoint(other), folder, replace(cfg, shards=2), progress=False
+        )
 
 
 def test_relabel_keeps_the_old_source_and_its_labels_win_at_more_depth(tmp_path: Path) -> None:

@@ -147,13 +147,15 @@ def deposit(
     rules = str(first_meta.get("rules", "standard"))
     race = bool(label.get("race_net", False))
     method = method_name(label)
+    digest = teacher_digest(teacher_path)
+    _check_teacher(paths[0], first_meta, teacher, digest)
     seed_seq = first_meta["seed"]
     seed, generation = int(seed_seq[0]), int(first_meta["generation"])
     src = Source(
         name=source_name(teacher, method, race, seed, generation),
         rules=rules,
         teacher=teacher,
-        teacher_sha256=teacher_digest(teacher_path),
+        teacher_sha256=digest,
         race_net=race,
         method=method,
         seed=seed,
@@ -202,6 +204,7 @@ def deposit(
         data, meta = read_shard(path)
         if meta["label"] != label or int(meta["generation"]) != generation:
             raise ValueError(f"{path} belongs to another labelling job than {paths[0]}")
+        _check_teacher(path, meta, teacher, src.teacher_sha256)
         part = folder / f"part_{int(meta['shard']):05d}.npz"
         if part.exists():
             continue
@@ -209,6 +212,18 @@ def deposit(
     if not meta_path.exists():
         atomic_write(meta_path, lambda fh: fh.write(json.dumps(src.to_dict(), indent=2).encode()))
     return folder
+
+
+def _check_teacher(path: Path, meta: dict[str, Any], teacher: str, digest: str) -> None:
+    """A shard that records its teacher (``label.teacher_identity``) is kept only under
+    that teacher: the labels' provenance is the dataset's first promise.  Shards from
+    before teachers were recorded are taken on the caller's word."""
+    recorded = meta.get("teacher")
+    if recorded is not None and recorded != digest:
+        raise ValueError(
+            f"{path} was labelled by the net with weights {recorded[:12]}, not by {teacher} "
+            f"({digest[:12]}): deposit it under the teacher that labelled it"
+        )
 
 
 def _write_part(path: Path, data: dict[str, np.ndarray], meta: dict[str, Any]) -> None:

@@ -508,15 +508,33 @@ def pruner_identity(evaluator: Evaluator, cfg: LabelConfig) -> str | None:
     return None if pruner is None else pruner.identity()
 
 
-def check_same_job(folder: str | Path, cfg: LabelConfig, pruner: str | None = None) -> None:
+def teacher_identity(evaluator: Evaluator) -> str | None:
+    """The weights digest of the net that labels (the contact net of a composite), as
+    ``dataset.teacher_digest`` reads it from a checkpoint: shards record it, so a shard
+    cannot be kept in the dataset under another teacher's name.  None: no torch net."""
+    from nard_rl.training.distributed import weights_digest
+
+    net = getattr(getattr(evaluator, "contact", evaluator), "net", None)
+    return None if net is None else weights_digest(net)
+
+
+def check_same_job(
+    folder: str | Path, cfg: LabelConfig, pruner: str | None = None, teacher: str | None = None
+) -> None:
     """Refuse to add shards to a folder whose shards were labelled with other settings:
     resuming must not mix two labelling jobs (only ``shards``, how many there are, may
-    change), nor two pruning nets.  Shards from before a setting existed count as its
-    old behaviour."""
+    change), nor two pruning nets, nor two teachers.  Shards from before a setting
+    existed count as its old behaviour (no recorded teacher: not compared)."""
     existing = sorted(Path(folder).glob("shard_*.npz"))
     if not existing:
         return
     _, meta = read_shard(existing[0])
+    recorded = meta.get("teacher")
+    if recorded is not None and teacher is not None and recorded != teacher:
+        raise ValueError(
+            f"{folder} holds shards labelled by another teacher (weights {recorded[:12]}, "
+            f"not {teacher[:12]}); use another run name or generation"
+        )
     old = {"prune": False, **meta.get("label", {})}
     old["pruner"] = meta.get("pruner", OLD_PRUNER if old["prune"] else None)
     new = asdict(cfg) | {"pruner": pruner}
@@ -577,7 +595,8 @@ def label_shard(
     if num < 1 or not 0 <= k < num:
         raise ValueError(f"need 0 <= k < num, got k={k}, num={num}")
     pruner = pruner_identity(evaluator, cfg)
-    check_same_job(folder, cfg, pruner)
+    teacher = teacher_identity(evaluator)
+    check_same_job(folder, cfg, pruner, teacher)
     mine = [i for i in range(cfg.shards) if i % num == k]
     todo = [i for i in mine if not shard_path(folder, i).exists()]
     per = cfg.decisions_per_shard
@@ -617,6 +636,7 @@ def label_shard(
                 "rules": evaluator.rules.name,
                 "label": asdict(cfg),
                 "pruner": pruner,
+                "teacher": teacher,
             }
             write_shard(shard_path(folder, i), data, meta)
     finally:
