@@ -260,3 +260,65 @@ def test_relabel_keeps_the_old_source_and_its_labels_win_at_more_depth(tmp_path:
     assert np.abs(rows["probs"] - want).max() < 1e-4  # the 1-ply labels won
     with pytest.raises(ValueError, match="already labelled"):
         relabel(root, old.name, ev, teacher="t", teacher_path=teacher, ply=0)
+
+
+def test_relabel_retires_superseded_parts_and_keeps_their_record(tmp_path: Path) -> None:
+    """A relabel deletes each old part once its twin is written: the budget stays put, the
+    board set is unchanged, the seed stays used, and RETIRED.json says what left."""
+    from nard_rl.nets.evaluator import load_evaluator
+    from nard_rl.training.supervised.dataset import relabel, retire, retired
+    from nard_rl.training.supervised.label import LabelConfig, label_shard
+
+    ev = load_evaluator("default")
+    cfg = LabelConfig(shards=2, decisions_per_shard=4, parallel_games=8, ply=0, chunk=4)
+    label_shard(ev, tmp_path / "run", cfg, progress=False)
+    teacher = Path(__file__).resolve().parent.parent / "checkpoints" / "nard-default.pt"
+    root = tmp_path / "ds"
+    old = deposit(
+        sorted((tmp_path / "run").glob("shard_*.npz")), root, teacher="t", teacher_path=teacher
+    )
+    before = load_dataset(root, "standard")
+    # a relabel kept beside the old source (--keep-old) supersedes nothing until retired
+    new = relabel(root, old.name, ev, teacher="t", teacher_path=teacher, ply=1, retire_old=False)
+    assert len(list(old.glob("part_*.npz"))) == 2
+    gone = retire(root)
+    assert [p.name for p in gone] == ["part_00000.npz", "part_00001.npz"]
+    assert not list(old.glob("part_*.npz")) and (old / "SOURCE.json").exists()
+    log = retired(old)
+    assert [e["superseded_by"] for e in log] == [new.name, new.name]
+    assert sum(e["rows"] for e in log) == before["boards"].shape[0]
+    after = load_dataset(root, "standard")
+    assert np.array_equal(np.unique(after["boards"], axis=0), np.unique(before["boards"], axis=0))
+    assert retire(root) == []  # idempotent
+    card = write_card(root).read_text()
+    assert "Retired" in card and "2 parts" in card and "(standard, " in card
+    rows = {r["name"]: r for r in summary(root)}
+    assert rows[old.name]["parts"] == 0 and rows[old.name]["retired_rows"] == len(before["boards"])
+
+
+def test_retire_refuses_what_does_not_supersede(tmp_path: Path) -> None:
+    """A source is never retired by one that is not its relabel, nor by a part whose boards
+    differ (a corrupted or foreign twin)."""
+    from nard_rl.training.supervised.dataset import _retire_part, _sources, retire
+
+    teacher = _teacher(tmp_path)
+    root = tmp_path / "ds"
+    a = deposit([_shard(tmp_path / "a", 0, 6, seed=3)], root, teacher="a", teacher_path=teacher)
+    deposit([_shard(tmp_path / "b", 0, 6, seed=4)], root, teacher="b", teacher_path=teacher)
+    assert retire(root) == []
+    assert (a / "part_00000.npz").exists()
+    with pytest.raises(FileNotFoundError, match="no dataset source"):
+        retire(root, "nope")
+    (d_old, s_old), (d_new, s_new) = _sources(root)
+    fake = replace(s_new, label={**s_new.label, "relabel_of": s_old.name}, created="9999")
+    assert not _retire_part(d_old, s_old, d_old / "part_00000.npz", d_new, fake)  # boards differ
+    assert (d_old / "part_00000.npz").exists()
+
+
+def test_cli_dataset_retire(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    teacher = _teacher(tmp_path)
+    root = tmp_path / "ds"
+    deposit([_shard(tmp_path / "a", 0, 6)], root, teacher="a", teacher_path=teacher)
+    assert main(["dataset", "--root", str(root), "retire"]) == 0
+    assert "0 superseded parts retired" in capsys.readouterr().out
+    assert main(["dataset", "--root", str(root), "retire", "nope"]) != 0

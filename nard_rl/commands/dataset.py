@@ -3,6 +3,9 @@
 
 * ``nard dataset add SHARDS_DIR --teacher NAME --checkpoint PATH``: keep a labelling job's
   shards (a pipeline generation's ``gen_NNN/shards``) as one source;
+* ``nard dataset relabel SOURCE --teacher NAME``: label a source's boards again, retiring
+  each old part as its relabel is written;
+* ``nard dataset retire [SOURCE]``: delete parts a relabel supersedes;
 * ``nard dataset card``: rewrite ``CARD.md`` from what is stored;
 * ``nard dataset info [--json]``: per source counts and provenance.
 """
@@ -38,6 +41,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     rel.add_argument("--ply", type=int, default=2, help="search depth of the new labels")
     rel.add_argument("--no-prune", action="store_true", help="score every reply in full")
+    rel.add_argument(
+        "--keep-old",
+        action="store_true",
+        help="keep the old source's parts (by default each is retired once relabelled)",
+    )
+    ret = sub.add_parser(
+        "retire", help="delete parts a relabel supersedes (they stay in the history)"
+    )
+    ret.add_argument("source", nargs="?", default=None, help="only this source's parts")
     sub.add_parser("card", help="rewrite CARD.md")
     info = sub.add_parser("info", help="per source counts and provenance")
     info.add_argument("--json", action="store_true", help="one JSON object")
@@ -83,8 +95,13 @@ def run(args: argparse.Namespace) -> int:
                 ply=args.ply,
                 prune=not args.no_prune,
                 progress=True,
+                retire_old=not args.keep_old,
             )
             print(f"relabelled into {folder}")
+            print(f"card: {dataset.write_card(args.root)}")
+        elif args.action == "retire":
+            gone = dataset.retire(args.root, args.source)
+            print(f"{len(gone)} superseded parts retired")
             print(f"card: {dataset.write_card(args.root)}")
         elif args.action == "card":
             print(dataset.write_card(args.root))

@@ -17,15 +17,23 @@ part stores the board as 26 int8, the label and the teacher's 0-ply view as uint
 probabilities (steps of 1.5e-5, far below label noise), the decision id as int32, the
 0-ply rank and the disagreement flag: about 30 bytes a row compressed.
 
-Relabelling policy.  Rows are never deleted.  ``load_dataset`` answers every board once:
-where several sources labelled the same afterstate, the row of the deepest method wins,
-then the newest teacher (the later ``created``); so a relabelled source (the same boards
-labelled again by a better teacher, deposited as a source of its own) replaces their
-labels without losing the old ones (``relabel``, ``nard dataset relabel``: a search over a
-source's stored boards, with no collection).  Old rows are worth relabelling when their
-teacher is two or more accepted generations behind the current one at the same depth (its
-labels then carry errors the current net no longer makes); until then new positions buy
-more per CPU-hour than relabelled ones, because collection is free next to the search.
+Relabelling policy.  ``load_dataset`` answers every board once: where several sources
+labelled the same afterstate, the row of the deepest method wins, then the newest teacher
+(the later ``created``); so a relabelled source (the same boards labelled again by a better
+teacher, kept as a source of its own: ``relabel``, ``nard dataset relabel``, a search over a
+source's stored boards, with no collection) replaces their labels.  Old rows are worth
+relabelling when their teacher is two or more accepted generations behind the current one
+at the same depth (its labels then carry errors the current net no longer makes); until
+then new positions buy more per CPU-hour than relabelled ones, because collection is free
+next to the search.
+
+Retirement.  A part whose boards a relabel holds again, at the same or more depth and by a
+later teacher, can no longer win a board, so it only costs budget: ``retire`` (``nard
+dataset retire``; ``relabel`` does it part by part as it goes) deletes it from the working
+tree and lists it in the source's ``RETIRED.json`` (part, rows, superseding source, date).
+The source's ``SOURCE.json`` stays, so its seed stays used, and the retired rows stay in
+the repository's history (``git log --diff-filter=D -- datasets/``), so nothing labelled
+is lost; only the superseded copy leaves the budget.
 """
 
 from __future__ import annotations
@@ -313,10 +321,13 @@ def relabel(
     prune: bool = True,
     chunk: int = 256,
     progress: bool = False,
+    retire_old: bool = True,
 ) -> Path:
     """Label the boards of an existing source again with ``evaluator``'s ``ply`` search and
-    keep them as a source of their own (the old one stays); idempotent per part.  Each
-    decision's disagreement flag is judged afresh from the new labels."""
+    keep them as a source of their own; idempotent per part, so an interrupted relabel
+    resumes.  Each old part is retired as soon as its relabel is written (``retire_old``),
+    so the dataset's size stays put.  Each decision's disagreement flag is judged afresh
+    from the new labels (against the old teacher's 0-ply ranks, which the part keeps)."""
     from nard_rl.engine.batch import segment_argmax
     from nard_rl.engine.rules import cubeless_equity
     from nard_rl.search.nply import Search
@@ -353,12 +364,20 @@ def relabel(
         src = prev
     if old.teacher_sha256 == src.teacher_sha256 and old.method == method:
         raise ValueError(f"{source} is already labelled by this teacher at {method}")
+    if not (folder / "SOURCE.json").exists():
+        # first, so a part retired below is never left without the source that supersedes it
+        atomic_write(
+            folder / "SOURCE.json",
+            lambda fh: fh.write(json.dumps(src.to_dict(), indent=2).encode()),
+        )
     search = Search(evaluator, pruner=None if prune else False)
     parts = sorted(old_dir.glob("part_*.npz"))
     bar = progress_bar(len(parts), unit="part", desc=f"relabel {source}", disable=not progress)
     for path in parts:
         target = folder / path.name
         if target.exists():
+            if retire_old:
+                _retire_part(old_dir, old, path, folder, src)
             bar.update(1)
             continue
         data = _read_part(path)
@@ -386,14 +405,76 @@ def relabel(
             {**data, "probs": probs, "disagree": disagree},
             {**pmeta, "source": src.name, "label": label},
         )
+        if retire_old:
+            _retire_part(old_dir, old, path, folder, src)
         bar.update(1)
     bar.close()
-    if not (folder / "SOURCE.json").exists():
-        atomic_write(
-            folder / "SOURCE.json",
-            lambda fh: fh.write(json.dumps(src.to_dict(), indent=2).encode()),
-        )
     return folder
+
+
+def _supersedes(new: Source, old: Source) -> bool:
+    """Whether ``new``'s label of a board always wins over ``old``'s in ``load_dataset``
+    and comes from a later teacher at no less depth (what makes ``old`` safe to retire)."""
+    return (
+        new.label.get("relabel_of") == old.name
+        and new.rules == old.rules
+        and new.created >= old.created
+        and METHOD_DEPTH.get(new.method, 0) >= METHOD_DEPTH.get(old.method, 0)
+    )
+
+
+def _retire_part(old_dir: Path, old: Source, part: Path, new_dir: Path, new: Source) -> bool:
+    """Delete ``part`` of ``old`` when ``new`` holds the same boards, recording it in
+    ``RETIRED.json``; ``False`` (and nothing touched) when ``new`` does not supersede it."""
+    twin = new_dir / part.name
+    if not (part.exists() and twin.exists() and _supersedes(new, old)):
+        return False
+    with np.load(part, allow_pickle=False) as a, np.load(twin, allow_pickle=False) as b:
+        if not np.array_equal(a["boards"], b["boards"]):
+            return False
+        rows, decisions = int(a["boards"].shape[0]), int(np.unique(a["decision"]).size)
+    log_path = old_dir / "RETIRED.json"
+    log = json.loads(log_path.read_text()) if log_path.exists() else []
+    if part.name not in {e["part"] for e in log}:
+        log.append(
+            {
+                "part": part.name,
+                "rows": rows,
+                "decisions": decisions,
+                "superseded_by": new.name,
+                "retired": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            }
+        )
+        text = json.dumps(sorted(log, key=lambda e: e["part"]), indent=2)
+        atomic_write(log_path, lambda fh: fh.write(text.encode()))
+    part.unlink()
+    return True
+
+
+def retire(root: str | Path, source: str | None = None) -> list[Path]:
+    """Retire every part (of ``source``, or of any source) that a relabel supersedes (see
+    the module doc); returns the parts deleted.  Idempotent."""
+    root = Path(root)
+    found = _sources(root)
+    if source is not None and source not in {s.name for _, s in found}:
+        raise FileNotFoundError(f"no dataset source {source!r} under {root}")
+    gone = []
+    for old_dir, old in found:
+        if source is not None and old.name != source:
+            continue
+        for new_dir, new in found:
+            if not _supersedes(new, old):
+                continue
+            for part in sorted(old_dir.glob("part_*.npz")):
+                if _retire_part(old_dir, old, part, new_dir, new):
+                    gone.append(part)
+    return gone
+
+
+def retired(folder: Path) -> list[dict[str, Any]]:
+    """A source folder's ``RETIRED.json`` entries (empty when nothing was retired)."""
+    path = folder / "RETIRED.json"
+    return json.loads(path.read_text()) if path.exists() else []
 
 
 def summary(root: str | Path) -> list[dict[str, Any]]:
@@ -406,9 +487,13 @@ def summary(root: str | Path) -> list[dict[str, Any]]:
                 rows += int(z["boards"].shape[0])
                 decisions += int(np.unique(z["decision"]).size)
                 disagree += int(np.unique(z["decision"][z["disagree"]]).size)
+        gone = retired(folder)
         out.append(
             {
                 **src.to_dict(),
+                "retired_parts": len(gone),
+                "retired_rows": sum(int(e["rows"]) for e in gone),
+                "retired_decisions": sum(int(e["decisions"]) for e in gone),
                 "parts": len(list(folder.glob("part_*.npz"))),
                 "rows": rows,
                 "decisions": decisions,
@@ -448,10 +533,20 @@ def write_card(root: str | Path, budget_mb: float = BUDGET_MB) -> Path:
     total_rows = sum(r["rows"] for r in rows)
     total_dec = sum(r["decisions"] for r in rows)
     used = sorted({(r["rules"], r["seed"]) for r in rows})
+    lines += ["", f"Total: {total_dec:,} decisions, {total_rows:,} rows.", ""]
+    gone = [r for r in rows if r["retired_parts"]]
+    if gone:
+        lines += [
+            "Retired (superseded by a relabel of the same boards; the rows stay in the",
+            "repository's history, listed in each source's `RETIRED.json`): "
+            + "; ".join(
+                f"{r['name']}: {r['retired_parts']} parts, {r['retired_decisions']:,} decisions"
+                for r in gone
+            )
+            + ".",
+            "",
+        ]
     lines += [
-        "",
-        f"Total: {total_dec:,} decisions, {total_rows:,} rows.",
-        "",
         "Seeds already used (rules, seed): "
         + (", ".join(f"({a}, {b})" for a, b in used) or "none")
         + ".",
