@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -238,20 +239,28 @@ def test_shards_record_their_teacher_and_are_kept_only_under_it(tmp_path: Path) 
         )
 
 
-def test_relabel_keeps_the_old_source_and_its_labels_win_at_more_depth(tmp_path: Path) -> None:
+def _default_source(tmp_path: Path, shards: int, per_shard: int) -> tuple[Any, Path, Path, Path]:
+    """A dataset of one source labelled at 0-ply by the shipped net: (evaluator, its
+    checkpoint, the dataset root, the source's folder)."""
     from nard_rl.nets.evaluator import load_evaluator
-    from nard_rl.search.nply import Search
-    from nard_rl.training.supervised.dataset import relabel
     from nard_rl.training.supervised.label import LabelConfig, label_shard
 
     ev = load_evaluator("default")
-    cfg = LabelConfig(shards=1, decisions_per_shard=5, parallel_games=8, ply=0, chunk=5)
+    cfg = LabelConfig(
+        shards=shards, decisions_per_shard=per_shard, parallel_games=8, ply=0, chunk=per_shard
+    )
     label_shard(ev, tmp_path / "run", cfg, progress=False)
     teacher = Path(__file__).resolve().parent.parent / "checkpoints" / "nard-default.pt"
     root = tmp_path / "ds"
-    old = deposit(
-        sorted((tmp_path / "run").glob("shard_*.npz")), root, teacher="t", teacher_path=teacher
-    )
+    shard_files = sorted((tmp_path / "run").glob("shard_*.npz"))
+    return ev, teacher, root, deposit(shard_files, root, teacher="t", teacher_path=teacher)
+
+
+def test_relabel_keeps_the_old_source_and_its_labels_win_at_more_depth(tmp_path: Path) -> None:
+    from nard_rl.search.nply import Search
+    from nard_rl.training.supervised.dataset import relabel
+
+    ev, teacher, root, old = _default_source(tmp_path, 1, 5)
     new = relabel(root, old.name, ev, teacher="t", teacher_path=teacher, ply=1)
     assert json.loads((new / "SOURCE.json").read_text())["label"]["relabel_of"] == old.name
     assert len(summary(root)) == 2
@@ -265,18 +274,9 @@ def test_relabel_keeps_the_old_source_and_its_labels_win_at_more_depth(tmp_path:
 def test_relabel_retires_superseded_parts_and_keeps_their_record(tmp_path: Path) -> None:
     """A relabel deletes each old part once its twin is written: the budget stays put, the
     board set is unchanged, the seed stays used, and RETIRED.json says what left."""
-    from nard_rl.nets.evaluator import load_evaluator
     from nard_rl.training.supervised.dataset import relabel, retire, retired
-    from nard_rl.training.supervised.label import LabelConfig, label_shard
 
-    ev = load_evaluator("default")
-    cfg = LabelConfig(shards=2, decisions_per_shard=4, parallel_games=8, ply=0, chunk=4)
-    label_shard(ev, tmp_path / "run", cfg, progress=False)
-    teacher = Path(__file__).resolve().parent.parent / "checkpoints" / "nard-default.pt"
-    root = tmp_path / "ds"
-    old = deposit(
-        sorted((tmp_path / "run").glob("shard_*.npz")), root, teacher="t", teacher_path=teacher
-    )
+    ev, teacher, root, old = _default_source(tmp_path, 2, 4)
     before = load_dataset(root, "standard")
     # a relabel kept beside the old source (--keep-old) supersedes nothing until retired
     new = relabel(root, old.name, ev, teacher="t", teacher_path=teacher, ply=1, retire_old=False)
