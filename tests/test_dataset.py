@@ -322,3 +322,53 @@ def test_cli_dataset_retire(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert main(["dataset", "--root", str(root), "retire"]) == 0
     assert "0 superseded parts retired" in capsys.readouterr().out
     assert main(["dataset", "--root", str(root), "retire", "nope"]) != 0
+
+
+@pytest.mark.parametrize("started", [True, False])
+def test_reading_beside_a_running_relabel_loses_no_board(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, started: bool
+) -> None:
+    """A fit that reads the dataset while a relabel retires parts gets every board: here
+    the relabel takes one step (write a part's twin, delete the part) before each part the
+    reader opens, started before the read or starting during it, from every point on."""
+    import shutil
+
+    from nard_rl.training.supervised import dataset as ds
+    from nard_rl.training.supervised.dataset import relabel
+
+    ev, teacher, root, old = _default_source(tmp_path, 3, 4)
+    full = np.unique(load_dataset(root, "standard")["boards"], axis=0)
+    new = relabel(root, old.name, ev, teacher="t", teacher_path=teacher, ply=1, retire_old=False)
+    stash = tmp_path / "stash"
+    shutil.copytree(root, stash)
+    names = sorted(p.name for p in old.glob("part_*.npz"))
+    read_part = ds._read_part
+    for first_step in range(len(names) + 2):
+        shutil.rmtree(root)
+        shutil.copytree(stash, root)
+        done = 1 if started else 0
+        for name in names:
+            if started and name == names[0]:
+                (old / name).unlink()
+            else:
+                (new / name).unlink()
+        if not started:
+            shutil.rmtree(new)
+        calls = 0
+
+        def racing(path: Path, first_step: int = first_step) -> dict[str, np.ndarray]:
+            nonlocal calls, done
+            calls += 1
+            if calls > first_step and done < len(names):
+                rel = new.relative_to(root)
+                (root / rel).mkdir(exist_ok=True)
+                for f in ("SOURCE.json", names[done]):
+                    shutil.copy(stash / rel / f, root / rel / f)
+                (old / names[done]).unlink()
+                done += 1
+            return read_part(path)
+
+        monkeypatch.setattr(ds, "_read_part", racing)
+        got = load_dataset(root, "standard")
+        monkeypatch.setattr(ds, "_read_part", read_part)
+        assert np.array_equal(np.unique(got["boards"], axis=0), full), (started, first_step)

@@ -41,7 +41,7 @@ from __future__ import annotations
 import itertools
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -269,23 +269,24 @@ def load_dataset(
     """Every row of the rule set's sources (or the named ones) in ``load_rows``'s format,
     each board once (the deepest, then newest, label wins; see the module doc).
     ``generation`` numbers the sources from ``first_id`` so held-out splits stay per source.
+
+    Safe beside a running relabel (see ``_read_ranked``): every board is read once at
+    least, whichever of its old and new parts exists at the moment it is looked for.
     """
-    picked = [
-        (d, s) for d, s in _sources(Path(root), rules) if sources is None or s.name in sources
-    ]
-    if sources is not None:
-        missing = set(sources) - {s.name for _, s in picked}
-        if missing:
-            raise FileNotFoundError(f"no such dataset sources under {root}: {sorted(missing)}")
-    # the strongest source first, so the first occurrence of a board is the one kept
-    picked.sort(key=lambda ds: ds[1].created, reverse=True)
-    picked.sort(key=lambda ds: -METHOD_DEPTH.get(ds[1].method, 0))
-    parts: list[dict[str, np.ndarray]] = []
-    for g, (folder, _) in enumerate(picked):
-        for path in sorted(folder.glob("part_*.npz")):
-            data = _read_part(path)
-            data["generation"] = np.full(data["boards"].shape[0], first_id + g, dtype=np.int64)
-            parts.append(data)
+    root = Path(root)
+
+    def ranked() -> list[Path]:
+        picked = [(d, s) for d, s in _sources(root, rules) if sources is None or s.name in sources]
+        if sources is not None:
+            missing = set(sources) - {s.name for _, s in picked}
+            if missing:
+                raise FileNotFoundError(f"no such dataset sources under {root}: {sorted(missing)}")
+        # the strongest source first, so the first occurrence of a board is the one kept
+        picked.sort(key=lambda ds: ds[1].created, reverse=True)
+        picked.sort(key=lambda ds: -METHOD_DEPTH.get(ds[1].method, 0))
+        return [folder for folder, _ in picked]
+
+    parts = _read_ranked(ranked, first_id)
     keys = (*SHARD_FIELDS, "generation")
     if not parts:
         return {
@@ -295,6 +296,40 @@ def load_dataset(
     _, first = np.unique(rows["boards"], axis=0, return_index=True)
     keep = np.sort(first)
     return {k: v[keep] for k, v in rows.items()}
+
+
+def _read_ranked(
+    ranked: Callable[[], list[Path]], first_id: int, attempts: int = 20
+) -> list[dict[str, np.ndarray]]:
+    """The parts of the sources ``ranked()`` lists (strongest first), in that order, read
+    so that a relabel running beside the reader loses it no board.
+
+    A relabel writes part N of its new source (atomically) and only then deletes part N of
+    the source it supersedes, and the new source always ranks above the old one.  So the
+    sources are read weakest first, each folder listed just before it is read: a part gone
+    from an old folder (before the listing, or between the listing and the read) was
+    retired after its twin was written, and the stronger folder, listed later, holds it.
+    Only a relabel that *starts* during the read, whose new source the first listing did
+    not know, can take boards away; then the sources are listed and read again."""
+    for _ in range(attempts):
+        folders = ranked()
+        parts: list[list[dict[str, np.ndarray]]] = []
+        for g in reversed(range(len(folders))):
+            mine: list[dict[str, np.ndarray]] = []
+            for path in sorted(folders[g].glob("part_*.npz")):
+                try:
+                    data = _read_part(path)
+                except FileNotFoundError:
+                    continue  # retired while we read; a stronger source read later holds it
+                data["generation"] = np.full(data["boards"].shape[0], first_id + g, np.int64)
+                mine.append(data)
+            parts.append(mine)
+        if ranked() == folders:
+            return [p for mine in reversed(parts) for p in mine]
+    raise RuntimeError(
+        f"new dataset sources kept appearing while it was read ({attempts} tries): "
+        "read it once the jobs writing to it have started"
+    )
 
 
 def merge_rows(*parts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
