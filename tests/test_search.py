@@ -27,6 +27,7 @@ from nard_rl.players import make_player
 from nard_rl.players.base import PlayerSpec, parse_player_spec
 from nard_rl.search.nply import (
     _REPLIES_PER_ROLL,
+    DEFAULT_BLEND,
     DEFAULT_MAX_ROWS,
     ROLL_WEIGHTS,
     ROLLS,
@@ -208,8 +209,19 @@ def test_filters_never_drop_the_best_zero_ply_play(ev: LinearEvaluator) -> None:
         assert zero[0].board in deep or all(r.ply == 0 for r in ranked)
 
 
-def test_rank_lists_deeper_plays_first_and_agrees_with_choose(ev: LinearEvaluator) -> None:
-    search = Search(ev, filter=MoveFilter(keep=(3,), window=(10.0,)))
+def root_value(ev: LinearEvaluator, after: tuple[int, ...], ply: int, blend) -> np.ndarray:
+    """What the root ranks a candidate by: its ply-deep value with the ply below blended
+    in (``Search.blend``)."""
+    w = blend[ply - 1] if 1 <= ply <= len(blend) else 0.0
+    deep = brute_ply(ev, after, ply)
+    return deep if not w else (1 - w) * deep + w * brute_ply(ev, after, ply - 1)
+
+
+@pytest.mark.parametrize("blend", [DEFAULT_BLEND, (), (0.5,)])
+def test_rank_lists_deeper_plays_first_and_agrees_with_choose(
+    ev: LinearEvaluator, blend: tuple[float, ...]
+) -> None:
+    search = Search(ev, filter=MoveFilter(keep=(3,), window=(10.0,)), blend=blend)
     roll = (6, 4)
     ranked = search.rank(START, roll, ply=1)
     assert sorted(r.board for r in ranked) == reference_afterstates(START, 6, 4)
@@ -217,7 +229,7 @@ def test_rank_lists_deeper_plays_first_and_agrees_with_choose(ev: LinearEvaluato
     assert ranked[0].diff == 0.0 and all(r.diff <= 0 for r in ranked[:3])
     for r in ranked:
         assert r.equity == pytest.approx(float(money(np.array(r.probs))), abs=1e-9)
-        want = brute_ply(ev, r.board, r.ply)
+        want = root_value(ev, r.board, r.ply, blend)
         np.testing.assert_allclose(r.probs, want, atol=1e-6)
     boards, dice = np.array([START], np.int8), np.array([roll], np.int8)
     plays, offsets = legal_afterstates_batch(boards, dice)
@@ -346,3 +358,24 @@ def test_memory_bound_splits_without_changing_numbers(
     split = Search(counting, cache_size=0, max_rows=1).afterstate_probs(afters, ply=2)
     np.testing.assert_array_equal(whole, split)
     assert counting.calls > 2
+
+
+def test_two_ply_choice_blends_the_ply_below(ev: LinearEvaluator) -> None:
+    """At 2-ply the root ranks the survivors of each level by the blend of that level's
+    value with the level below's (filtered on the blended 1-ply values)."""
+    search = Search(ev, filter=MoveFilter(keep=(3, 2), window=(10.0, 10.0)), blend=(0.4, 0.2))
+    ranked = search.rank(START, (6, 4), ply=2)
+    assert [r.ply for r in ranked[:3]] == [2, 2, 1]
+    for r in ranked[:3]:
+        np.testing.assert_allclose(r.probs, root_value(ev, r.board, r.ply, (0.4, 0.2)), atol=1e-6)
+    # the probabilities a search answers stay plain n-ply
+    a = np.array([ranked[0].board], dtype=np.int8)
+    np.testing.assert_allclose(
+        search.afterstate_probs(a, ply=1)[0], brute_ply(ev, ranked[0].board, 1), atol=1e-6
+    )
+
+
+@pytest.mark.parametrize("blend", [(1.0,), (-0.1,), (0.2, float("nan"))])
+def test_blend_weights_are_validated(ev: LinearEvaluator, blend: tuple[float, ...]) -> None:
+    with pytest.raises(ValueError, match="blend"):
+        Search(ev, blend=blend)
