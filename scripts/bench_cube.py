@@ -159,7 +159,12 @@ def benchmark(
 
 
 def net_probabilities(
-    records: list[dict[str, Any]], net: str, ply: int, refine: float = 0.0, rollout: int = 0
+    records: list[dict[str, Any]],
+    net: str,
+    ply: int,
+    refine: float = 0.0,
+    rollout: int = 0,
+    blend: tuple[float, ...] | None = None,
 ) -> tuple[np.ndarray, float, float]:
     """The net's pre-roll probabilities of every record through ``CubeAdvisor`` at
     ``ply`` (close decisions one ply deeper when ``refine`` > 0, and rolled out with
@@ -168,7 +173,7 @@ def net_probabilities(
     from nard_rl.nets.evaluator import load_evaluator
 
     advisor = CubeAdvisor(
-        load_evaluator(net), ply=ply, refine_margin=refine, rollout_trials=rollout
+        load_evaluator(net), ply=ply, refine_margin=refine, rollout_trials=rollout, blend=blend
     )
     boards = np.array([r["board"] for r in records], dtype=np.int8)
     states = [record_state(r) for r in records]
@@ -188,6 +193,12 @@ def main() -> None:
     )
     ap.add_argument(
         "--rollout", type=int, default=0, help="games rolled out per refined decision (0: off)"
+    )
+    ap.add_argument(
+        "--blend",
+        default=None,
+        help="comma-separated weights of the ply below at 1, 2 ply (CubeAdvisor.blend; "
+        "default: the search's, 'none': plain n-ply)",
     )
     ap.add_argument("--limit", type=int, default=0, help="use only the first N records")
     ap.add_argument(
@@ -211,8 +222,16 @@ def main() -> None:
         ap.error("no records left to judge")
     probs = None
     if args.net:
+        try:
+            blend = (
+                None
+                if args.blend is None
+                else tuple(float(w) for w in args.blend.split(",") if w.strip() and w != "none")
+            )
+        except ValueError as exc:
+            ap.error(f"--blend takes numbers: {exc}")
         probs, secs, refined = net_probabilities(
-            records, args.net, args.ply, args.refine, args.rollout
+            records, args.net, args.ply, args.refine, args.rollout, blend
         )
         rolled = f", rolled out {args.rollout} games each" if args.rollout else ""
         print(

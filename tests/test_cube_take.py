@@ -277,10 +277,20 @@ def test_cube_ply1_averages_the_rollers_best_plays(tiny_net: Path) -> None:
             probs = ev.probabilities(np.array([p.board for p in plays], dtype=np.int8))
             best = probs[int(np.argmax(cubeless_equity(probs)))]
             expected += best * (1 if a == b else 2) / 36
-    got = load_advisor(str(tiny_net), ply=1).probabilities(np.array([board]))[0]
+    advisor = load_advisor(str(tiny_net), ply=1)
+    got = advisor.probabilities(np.array([board]), blended=False)[0]
     np.testing.assert_allclose(got, expected, atol=1e-5)
     zero = load_advisor(str(tiny_net), ply=0).probabilities(np.array([board]))[0]
     assert not np.allclose(got, zero, atol=1e-4)
+    # without rollouts the cube reads 1-ply blended with the 0-ply below (the search's
+    # root blend); `nard cube` rolls out its close decisions, so it reads plain n-ply
+    from nard_rl.cube.cubeful import CubeAdvisor
+
+    assert advisor.rollout_trials > 0 and advisor.blend == ()
+    quick = CubeAdvisor(ev, ply=1)
+    w = quick.blend[0]
+    blended = quick.probabilities(np.array([board]))[0]
+    np.testing.assert_allclose(blended, (1 - w) * expected + w * zero, atol=1e-5)
 
 
 # --------------------------------------------------------------------------------------
@@ -338,7 +348,8 @@ def test_rollouts_refine_the_shipped_nets_close_cube_decisions() -> None:
 
     bench = _bench_module()
     records = bench.load_records()[:300]
-    plain, _, _ = bench.net_probabilities(records, "default", 1, 0.15)
+    # both plain n-ply (a rollout's default), so only the rollouts tell them apart
+    plain, _, _ = bench.net_probabilities(records, "default", 1, 0.15, blend=())
     rolled, _, refined = bench.net_probabilities(
         records, "default", 1, 0.15, rollout=DEFAULT_CUBE_ROLLOUT
     )
@@ -443,8 +454,11 @@ def test_rollouts_blend_into_the_close_decisions_only(tmp_path: Path) -> None:
     cubes = [CubeState(r["cube"]["value"], r["cube"]["owner"]) for r in records]
     matches: list[MatchScore | None] = [None] * len(records)
     ev = load_evaluator(str(tiny_net))
+    # the search's readings blended in both (a rollout's default is plain: asked for here)
     refining = CubeAdvisor(ev, ply=0, refine_margin=0.5)
-    rolling = CubeAdvisor(ev, ply=0, refine_margin=0.5, rollout_trials=36, rollout_weight=0.25)
+    rolling = CubeAdvisor(
+        ev, ply=0, refine_margin=0.5, rollout_trials=36, rollout_weight=0.25, blend=refining.blend
+    )
     p1, _, plies1 = refining.analyse_batch(boards, cubes, matches)
     p2, d2, plies2 = rolling.analyse_batch(boards, cubes, matches)
     assert np.array_equal(plies1, plies2)
@@ -456,7 +470,10 @@ def test_rollouts_blend_into_the_close_decisions_only(tmp_path: Path) -> None:
     assert contact.any() and (close & ~contact).any()
     np.testing.assert_allclose(p2[close & ~contact], p1[close & ~contact])
     rolled = pre_roll_rollout(ev, boards[contact], trials=36)
-    np.testing.assert_allclose(p2[contact], 0.75 * p1[contact] + 0.25 * rolled, atol=1e-6)
+    # a rollout meets the plain search reading (it corrects the search's bias itself)
+    plain = refining.probabilities(boards[contact], ply=1, blended=False)
+    assert not np.allclose(plain, p1[contact])  # the others read the blended one
+    np.testing.assert_allclose(p2[contact], 0.75 * plain + 0.25 * rolled, atol=1e-6)
     assert not np.allclose(p2[contact], p1[contact])
     # the same position gets the same answer alone or in a batch
     i = int(np.flatnonzero(close)[0])
@@ -514,8 +531,9 @@ def test_close_races_keep_the_search_and_are_not_rolled_out(tmp_path: Path) -> N
     cubes = [CubeState(1, "centered")] * len(pick)
     matches: list[MatchScore | None] = [None] * len(pick)
     ev = load_evaluator(str(tiny_net))
-    refining = CubeAdvisor(ev, ply=0, refine_margin=5.0)  # every decision is close
+    refining = CubeAdvisor(ev, ply=0, refine_margin=5.0, blend=())  # every decision is close
     rolling = CubeAdvisor(ev, ply=0, refine_margin=5.0, rollout_trials=36)
+    assert rolling.blend == () and CubeAdvisor(ev).blend  # plain with rollouts by default
     assert not refining.rolls_out(boards).any()
     assert np.array_equal(rolling.rolls_out(boards), ~race[pick])
     p1, _, plies1 = refining.analyse_batch(boards, cubes, matches)

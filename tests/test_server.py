@@ -410,6 +410,10 @@ def test_analyzer_rolls_out_close_cube_decisions_when_asked() -> None:
         [json.loads(line)["board"] for line in data.read_text().splitlines()[:40]], np.int8
     )
     cubes = [CubeState(1, "centered")] * len(boards)
+    # without rollouts the search's readings are blended (CubeAdvisor.blend); read them
+    # plain here, as the rolling advisor does, so only the rollouts tell the two apart
+    assert plain.advisor("standard").blend and rolling.advisor("standard").blend == ()
+    plain.advisor("standard").blend = ()
     p0, _, ply0 = plain.advisor("standard").analyse_batch(boards, cubes, [None] * len(boards))
     p1, _, ply1 = rolling.advisor("standard").analyse_batch(boards, cubes, [None] * len(boards))
     assert np.array_equal(ply0, ply1)
