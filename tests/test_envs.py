@@ -338,13 +338,13 @@ def sure_win_player(sure_win_net: str) -> NetworkPlayer:
     """The constant net as a cube opponent whose advisor reads 1-ply only: a net that
     ignores the position contradicts itself from one ply to the next (at 2-ply the other
     side is the roller whose afterstate it scores), so the advisor's refinement of close
-    decisions is off."""
+    decisions and its blend with the ply below are off."""
     from nard_rl.cube.cubeful import CubeAdvisor
     from nard_rl.players import make_player
 
     player = make_player(sure_win_net)
     assert isinstance(player, NetworkPlayer)
-    player.set_cube_advisor(CubeAdvisor(player.evaluator, ply=1, refine_margin=0.0))
+    player.set_cube_advisor(CubeAdvisor(player.evaluator, ply=1, refine_margin=0.0, blend=()))
     return player
 
 
