@@ -118,7 +118,7 @@ class CubeAdvisor:
         rollout_weight: float | None = None,
         blend: Sequence[float] | None = None,
     ) -> None:
-        from nard_rl.search.nply import DEFAULT_BLEND, MAX_PLY, Search
+        from nard_rl.search.nply import DEFAULT_BLEND, MAX_PLY, Search, check_blend
 
         if isinstance(ply, bool) or not isinstance(ply, int) or not 0 <= ply <= MAX_PLY:
             raise ValueError(f"cube ply must be an integer in 0..{MAX_PLY}, got {ply!r}")
@@ -143,9 +143,7 @@ class CubeAdvisor:
         self.search = Search(evaluator)
         if blend is None:  # a rollout corrects the search's bias itself (docs/cube.md)
             blend = DEFAULT_BLEND if rollout_trials == 0 else ()
-        self.blend = tuple(float(w) for w in blend)
-        if any(not 0.0 <= w < 1.0 for w in self.blend):
-            raise ValueError(f"blend weights must lie in [0, 1), got {self.blend}")
+        self.blend = check_blend(blend)
         self.rollout_judge = _rollout_judge(evaluator)
 
     def probabilities(
@@ -167,7 +165,9 @@ class CubeAdvisor:
         ply = self.ply if ply is None else ply
         arr = np.asarray(boards, dtype=np.int8).reshape(-1, 26)
         step = _CHUNK[min(ply, len(_CHUNK) - 1)]
-        w = self.blend[ply - 1] if blended and 1 <= ply <= len(self.blend) else 0.0
+        from nard_rl.search.nply import blend_weight
+
+        w = blend_weight(self.blend, ply) if blended else 0.0
         out = np.empty((arr.shape[0], 5), dtype=np.float64)
         for lo in range(0, arr.shape[0], step):
             part = arr[lo : lo + step]

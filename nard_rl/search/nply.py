@@ -97,6 +97,19 @@ DEFAULT_BLEND = (0.4, 0.2)
 (the module doc); deeper levels are not blended (no measurement says how much)."""
 
 
+def check_blend(blend: Sequence[float]) -> tuple[float, ...]:
+    """Blend weights as a tuple, each in [0, 1) (1 would drop the deeper ply)."""
+    weights = tuple(float(w) for w in blend)
+    if any(not 0.0 <= w < 1.0 for w in weights):
+        raise ValueError(f"blend weights must lie in [0, 1), got {weights}")
+    return weights
+
+
+def blend_weight(blend: Sequence[float], ply: int) -> float:
+    """The weight of the (ply-1)-ply value in a ply-deep one (0 where none is given)."""
+    return float(blend[ply - 1]) if 1 <= ply <= len(blend) else 0.0
+
+
 def money_utility(rules: RuleSet | str = "standard") -> Utility:
     """Cubeless money equity of the rule set (R25/R26/R28 weights): the default utility."""
     return partial(cubeless_equity, rules=get_rules(rules))
@@ -204,9 +217,7 @@ class Search:
     ) -> None:
         if not hasattr(evaluator, "probabilities"):
             raise TypeError(f"evaluator {evaluator!r} has no probabilities() method")
-        self.blend = tuple(float(w) for w in blend)
-        if any(not 0.0 <= w < 1.0 for w in self.blend):
-            raise ValueError(f"blend weights must lie in [0, 1), got {tuple(blend)}")
+        self.blend = check_blend(blend)
         if int(cache_size) < 0:
             raise ValueError(f"cache_size must be >= 0, got {cache_size}")
         if int(max_rows) < 1:
@@ -342,7 +353,7 @@ class Search:
             if idx.size == 0:
                 break
             deeper = self._probs(np.ascontiguousarray(afters[idx]), level)
-            w = self.blend[level - 1] if level <= len(self.blend) else 0.0
+            w = blend_weight(self.blend, level)
             shown = (1.0 - w) * deeper + w * plain[idx] if w else deeper
             plain[idx] = deeper
             probs[idx] = shown
