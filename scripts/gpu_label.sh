@@ -32,9 +32,15 @@ mkdir -p "${OUT}"
 LOG="${OUT}/gpu_label.txt"
 : > "${LOG}"
 
+# the wheels and the checkout itself (built here, without isolation: setuptools is there)
+# go to a folder of their own, with no dependencies (the machine holds the rest) and no index
 if [ -d "${WHEELS}" ] && ls "${WHEELS}"/*.whl > /dev/null 2>&1; then
-    "${PYTHON}" -m pip install -q --no-index --find-links "${WHEELS}" -e . >> "${LOG}" 2>&1 \
+    SITE="${OUT}/site"
+    "${PYTHON}" -m pip install -q --no-index --no-deps --no-build-isolation --no-compile \
+        --target "${SITE}" "${WHEELS}"/*.whl . >> "${LOG}" 2>&1 \
         || echo "wheel install failed (see ${LOG})" | tee -a "${LOG}"
+    # and the installed copy is the one imported, not the checkout in the working folder
+    export PYTHONPATH="${SITE}${PYTHONPATH:+:${PYTHONPATH}}" PYTHONSAFEPATH=1
 fi
 
 RUN="${OUT}/runs"
@@ -78,5 +84,5 @@ if [ "${size}" -gt $(( 15 * 1024 * 1024 )) ]; then
     split -b 15M -d "${OUT}/labels.tar" "${OUT}/labels.tar."
     rm "${OUT}/labels.tar"
 fi
-rm -rf "${RUN}" "${OUT}/datasets"
+rm -rf "${RUN}" "${OUT}/datasets" "${OUT}/site"
 echo "packed ${size} bytes" | tee -a "${LOG}"

@@ -56,10 +56,11 @@ FORMAT = 1
 ROOT = Path("datasets")
 """Where ``nard pipeline`` and ``nard dataset`` look by default (relative to the working
 directory: the repository root when run from a checkout)."""
-BUDGET_MB = 40.0
+BUDGET_MB = 46.0
 """The total size the committed dataset may reach; ``deposit`` refuses to pass it.  At
-about 29 bytes a row that is 1.4 million rows; the bound keeps a checkout small enough
-to travel whole to an accelerator machine (64 MB with the nets and the code)."""
+about 27 bytes a row that is 1.7 million rows; the bound keeps a checkout small enough
+to travel whole to an accelerator machine (64 MiB with the nets, the code, the
+validation sets and the burst's wheels; ``scripts/gpu_wheels.sh`` checks it)."""
 SCALE = 65535.0
 METHOD_DEPTH = {"ply0": 0, "ply1": 1, "ply2": 2, "ply3": 3, "rollout": 4, "outcome": 0}
 """How strong a label method is, for choosing between two labels of one board."""
