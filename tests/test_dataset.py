@@ -122,6 +122,20 @@ def test_deposit_refuses_shards_of_two_jobs_and_a_full_budget(tmp_path: Path) ->
         deposit([b], tmp_path / "ds2", teacher="t", teacher_path=teacher, budget_mb=1e-6)
 
 
+def test_depositing_what_is_kept_again_passes_a_full_budget(tmp_path: Path) -> None:
+    """A run's later stage deposits its shards again (idempotent); the job that filled the
+    budget must not be refused its own rows, while a new job still is."""
+    teacher = _teacher(tmp_path)
+    a = _shard(tmp_path / "a", 0, 10, ply=2)
+    folder = deposit([a], tmp_path / "ds", teacher="t", teacher_path=teacher)
+    before = sorted(p.name for p in folder.iterdir())
+    again = deposit([a], tmp_path / "ds", teacher="t", teacher_path=teacher, budget_mb=1e-6)
+    assert again == folder and sorted(p.name for p in folder.iterdir()) == before
+    b = _shard(tmp_path / "b", 1, 10, ply=1)
+    with pytest.raises(ValueError, match="budget"):
+        deposit([b], tmp_path / "ds", teacher="t", teacher_path=teacher, budget_mb=1e-6)
+
+
 def test_each_board_once_with_the_deepest_label(tmp_path: Path) -> None:
     teacher = _teacher(tmp_path)
     boards = np.random.default_rng(5).integers(-3, 4, size=(6, 26)).astype(np.int8)

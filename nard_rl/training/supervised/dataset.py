@@ -204,11 +204,7 @@ def deposit(
                     f"{generation} from this teacher, labelled by {method}: choose another "
                     "pipeline seed"
                 )
-    if size_mb(root) > budget_mb if root.exists() else False:
-        raise ValueError(
-            f"{root} is {size_mb(root):.1f} MB, past its {budget_mb:.0f} MB budget: relabel or "
-            "prune before adding rows (see the module doc)"
-        )
+    budget_checked = False
     for path in paths:
         data, meta = read_shard(path)
         if meta["label"] != label or int(meta["generation"]) != generation:
@@ -217,6 +213,14 @@ def deposit(
         part = folder / f"part_{int(meta['shard']):05d}.npz"
         if part.exists():
             continue
+        # judged before the first new part only: depositing again what is already kept
+        # (a later stage of the same run) adds nothing, so a full budget must not stop it
+        if not budget_checked and root.exists() and size_mb(root) > budget_mb:
+            raise ValueError(
+                f"{root} is {size_mb(root):.1f} MB, past its {budget_mb:.0f} MB budget: "
+                "relabel or prune before adding rows (see the module doc)"
+            )
+        budget_checked = True
         _write_part(part, data, {"format": FORMAT, "source": src.name, **meta})
     if not meta_path.exists():
         atomic_write(meta_path, lambda fh: fh.write(json.dumps(src.to_dict(), indent=2).encode()))
