@@ -138,6 +138,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--keep", type=int, default=None, help="pruner: replies kept per roll")
     parser.add_argument("--pruner", type=Path, default=None, help="pruning net (a .pt) to use")
+    parser.add_argument(
+        "--prune-margin",
+        type=float,
+        default=None,
+        help="pruner margin inside 1-ply choices (default: the search's; inf: none)",
+    )
     args = parser.parse_args(argv)
     if args.positions < 1 or args.deep < 1:
         parser.error("--positions and --deep must be >= 1")
@@ -154,13 +160,17 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     boards, dice = load_positions(args.data, max(args.positions, args.deep), args.kind)
     pruner = load_pruner(args.pruner) if args.pruner is not None else None
-    search = Search(load_evaluator(args.net), pruner=False if args.no_prune else pruner)
+    margin = {} if args.prune_margin is None else {"prune_margin": args.prune_margin}
+    search = Search(load_evaluator(args.net), pruner=False if args.no_prune else pruner, **margin)
     if args.keep is not None and search.pruner is not None:
         search.pruner.keep = args.keep
     use_gnubg = not args.no_gnubg and gnubg_available()
+    how = "exact"
+    if search.pruner is not None:
+        how = f"pruned, keep {search.pruner.keep}, margin {search.prune_margin:g} at 1-ply"
     print(
         f"{boards.shape[0]} {args.kind} positions with a real choice from {args.data.name} "
-        f"(search {'exact' if search.pruner is None else f'pruned, keep {search.pruner.keep}'}) "
+        f"(search {how}) "
         f"({min(args.deep, boards.shape[0])} at ply >= 2); decisions per second, "
         f"wall clock / CPU time; ratio = nard / gnubg"
     )

@@ -155,6 +155,53 @@ def test_top_per_segment_matches_a_sort_per_segment() -> None:
             assert np.array_equal(got[offsets[s] : offsets[s + 1]], want)
 
 
+@pytest.mark.parametrize("margin", [0.0, 0.3, 1.0])
+def test_top_per_segment_with_a_margin_drops_what_lies_too_far_below_the_best(
+    margin: float,
+) -> None:
+    rng = np.random.default_rng(1)
+    counts = rng.integers(1, 12, size=60)
+    offsets = np.concatenate(([0], np.cumsum(counts)))
+    values = rng.normal(size=offsets[-1])
+    for keep in (1, 3, 5):
+        got = top_per_segment(values, offsets, keep, margin)
+        for s in range(60):
+            seg = values[offsets[s] : offsets[s + 1]]
+            want = np.zeros(seg.size, dtype=bool)
+            want[np.argsort(-seg, kind="stable")[:keep]] = True
+            want &= seg >= seg.max() - margin
+            assert np.array_equal(got[offsets[s] : offsets[s + 1]], want)
+            assert want.any()  # the best always stays
+    with pytest.raises(ValueError, match="margin"):
+        top_per_segment(values, offsets, 3, -0.1)
+
+
+@pytest.mark.skipif(pruner_path("standard") is None, reason="no shipped pruning net")
+def test_the_prune_margin_narrows_only_one_ply_choices_and_never_leaks_into_values() -> None:
+    ev = load_evaluator("default")
+    boards, dice = collect_decisions(
+        ev, 40, np.random.default_rng(3), LabelConfig(sample=0.3, parallel_games=16)
+    )
+    afters, offsets = legal_afterstates_batch(boards, dice)
+    narrow, wide = Search(ev, prune_margin=0.0), Search(ev, prune_margin=np.inf)
+    picks = narrow.choose_batch(boards, dice, afters, offsets, ply=1)
+    wide.choose_batch(boards, dice, afters, offsets, ply=1)
+    assert narrow.evaluated < wide.evaluated  # margin 0: one reply per roll, mostly
+    assert ((picks >= 0) & (picks < np.diff(offsets))).all()
+    # the values labels and cube decisions read stay those of the plain pruned search,
+    # whatever a 1-ply choice left in the cache, and 2-ply choices do not see it either
+    fresh = Search(ev, prune_margin=np.inf)
+    assert np.array_equal(
+        narrow.afterstate_probs(afters[:30], ply=1), fresh.afterstate_probs(afters[:30], ply=1)
+    )
+    assert np.array_equal(
+        narrow.choose_batch(boards[:8], dice[:8], afters[: offsets[8]], offsets[:9], ply=2),
+        fresh.choose_batch(boards[:8], dice[:8], afters[: offsets[8]], offsets[:9], ply=2),
+    )
+    with pytest.raises(ValueError, match="prune_margin"):
+        Search(ev, prune_margin=-1.0)
+
+
 def test_a_pruner_that_keeps_everything_changes_nothing() -> None:
     ev = load_evaluator("default")
     net, spec = _net((8,))
@@ -244,3 +291,13 @@ def test_pruner_identity_names_weights_and_width() -> None:
     other, _ = _net((16,), seed=1, encoding="tesauro198")
     assert a != Pruner(other, spec, keep=4).identity()
     assert "tesauro198x16 keep 4" in a
+
+
+def test_kernels_compile_without_python_division_checks() -> None:
+    """The speed of the sigmoid loops rests on numba's numpy error model (a zero-divisor
+    check per division keeps them scalar): a kernel that loses it silently slows every
+    search by about a fifth."""
+    from nard_rl.nets import fastnet
+
+    for kernel in (fastnet._forward, fastnet._board_forward, fastnet._dense_block):
+        assert kernel.targetoptions.get("error_model") == "numpy", kernel

@@ -147,7 +147,7 @@ def _unit_table(units_of: Callable[[int], list[float]]) -> np.ndarray:
     return table
 
 
-@njit(cache=True)
+@njit(error_model="numpy", cache=True)
 def _write_units(out: np.ndarray, row: int, col: int, table: np.ndarray, k: int) -> None:
     out[row, col] = table[k, 0]
     out[row, col + 1] = table[k, 1]
@@ -166,7 +166,7 @@ def _tesauro_units(n: int) -> list[float]:
 _TESAURO_UNITS = _unit_table(_tesauro_units)
 
 
-@njit(cache=True)
+@njit(error_model="numpy", cache=True)
 def _tesauro_kernel(
     boards: np.ndarray, on_roll: np.ndarray, out: np.ndarray, units: np.ndarray
 ) -> None:
@@ -244,7 +244,7 @@ _RAW_UNITS = _unit_table(_raw_units)
 # extended: kernel
 
 
-@njit(cache=True)
+@njit(error_model="numpy", cache=True)
 def _shot_rolls(sources: int, blots: int, open_: int) -> int:
     """Ordered rolls (of 36) with which checkers on the bits of ``sources`` hit a bit of
     ``blots``, moving towards higher bits and touching down only on bits of ``open_``.
@@ -284,7 +284,7 @@ def _shot_rolls(sources: int, blots: int, open_: int) -> int:
     return count
 
 
-@njit(cache=True)
+@njit(error_model="numpy", cache=True)
 def _write_side(
     out: np.ndarray,
     row: int,
@@ -315,7 +315,7 @@ def _write_side(
     out[row, base + 10] = back / 15.0
 
 
-@njit(cache=True)
+@njit(error_model="numpy", cache=True)
 def _fewest_escapes(bits: int, table: np.ndarray) -> int:
     """Fewest escape rolls of a checker on its points 15..25, with ``bits`` holding bit
     ``25 - q`` for each blocked point q (its numbering): the window of a checker on
@@ -328,7 +328,7 @@ def _fewest_escapes(bits: int, table: np.ndarray) -> int:
     return fewest
 
 
-@njit(cache=True)
+@njit(error_model="numpy", cache=True)
 def _extended_kernel(
     boards: np.ndarray, on_roll: np.ndarray, out: np.ndarray, units: np.ndarray, table: np.ndarray
 ) -> None:
@@ -485,7 +485,7 @@ CONTACT_FEATURES = 8
 """Inputs per side in the contact block (``contact`` encoding, module docstring)."""
 
 
-@njit(cache=True)
+@njit(error_model="numpy", cache=True)
 def _roll_reach(sources: int, open_: int, a: int, b: int) -> int:
     """Bit mask of the points checkers on ``sources`` can touch down on with the roll
     (a, b), moving towards higher bits, intermediate landings only on ``open_``."""
@@ -502,7 +502,7 @@ def _roll_reach(sources: int, open_: int, a: int, b: int) -> int:
     return first_a | first_b | ((first_a & open_) << b) | ((first_b & open_) << a)
 
 
-@njit(cache=True)
+@njit(error_model="numpy", cache=True)
 def _contact_side(
     mine: np.ndarray, theirs: np.ndarray, out: np.ndarray, row: int, base: int
 ) -> None:
@@ -586,7 +586,7 @@ def _contact_side(
     out[row, base + 7] = outfield / 12.0
 
 
-@njit(cache=True)
+@njit(error_model="numpy", cache=True)
 def _contact_kernel(boards: np.ndarray, out: np.ndarray, col: int) -> None:
     """Both sides' contact blocks at ``col`` (ours) and ``col + CONTACT_FEATURES``."""
     mine = np.zeros(26, dtype=np.int64)

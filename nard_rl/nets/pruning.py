@@ -6,7 +6,9 @@ the 21 rolls, which takes a full-net evaluation of every legal reply (about 20 a
 hundreds for some doubles) although only the best one is used.  A net of 16 hidden units
 on the ``extended`` inputs costs a fraction of the 512-unit net and its encoding; it only
 has to put the full net's favourite among its ``keep`` best, and the full evaluator then
-picks among those exactly as before.  A roll with ``keep`` replies or fewer is not pruned.
+picks among those exactly as before.  A roll with ``keep`` replies or fewer is not pruned,
+except by a ``margin``: a search may also drop the replies the pruning net puts more than
+that far below its favourite (``nard_rl.search.nply.DEFAULT_PRUNE_MARGIN``).
 
 The pruner is distilled from the evaluator it serves (``nard_rl.training.supervised.prune_fit``):
 noisy self-play positions, every legal play of their roll, the evaluator's five
@@ -38,14 +40,19 @@ DEFAULT_KEEP = 4
 
 
 @njit(cache=True)
-def _top_kernel(values: np.ndarray, offsets: np.ndarray, keep: int, out: np.ndarray) -> None:
+def _top_kernel(
+    values: np.ndarray, offsets: np.ndarray, keep: int, margin: float, out: np.ndarray
+) -> None:
     best = np.empty(keep, np.int64)
     for s in range(offsets.shape[0] - 1):
         lo = offsets[s]
         hi = offsets[s + 1]
         if hi - lo <= keep:
+            top = values[lo]
+            for r in range(lo + 1, hi):
+                top = max(top, values[r])
             for r in range(lo, hi):
-                out[r] = True
+                out[r] = values[r] >= top - margin
             continue
         filled = 0
         for r in range(lo, hi):
@@ -59,21 +66,29 @@ def _top_kernel(values: np.ndarray, offsets: np.ndarray, keep: int, out: np.ndar
             best[pos] = r
             if filled < keep:
                 filled += 1
+        top = values[best[0]]
         for k in range(keep):
-            out[best[k]] = True
+            if k == 0 or values[best[k]] >= top - margin:
+                out[best[k]] = True
 
 
-def top_per_segment(values: np.ndarray, offsets: np.ndarray, keep: int) -> np.ndarray:
+def top_per_segment(
+    values: np.ndarray, offsets: np.ndarray, keep: int, margin: float = np.inf
+) -> np.ndarray:
     """``(N,)`` bool: each segment's ``keep`` highest values (all rows of a short one; of
-    equal values, the earlier rows)."""
+    equal values, the earlier rows), less those more than ``margin`` below the segment's
+    highest (which always stays)."""
     if int(keep) < 1:
         raise ValueError(f"keep must be >= 1, got {keep}")
+    if not margin >= 0:
+        raise ValueError(f"margin must be >= 0, got {margin}")
     out = np.zeros(values.shape[0], dtype=np.bool_)
     if values.shape[0]:
         _top_kernel(
             np.ascontiguousarray(values, dtype=np.float64),
             np.ascontiguousarray(offsets, dtype=np.int64),
             int(keep),
+            float(margin),
             out,
         )
     return out
@@ -118,13 +133,17 @@ class Pruner:
             out[live] = cubeless_equity(probs, self.rules)
         return out
 
-    def select(self, afterstates: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-        """``(N,)`` bool: the replies of each segment (one roll) worth a full evaluation."""
-        if afterstates.shape[0] <= self.keep * (offsets.shape[0] - 1):
+    def select(
+        self, afterstates: np.ndarray, offsets: np.ndarray, margin: float = np.inf
+    ) -> np.ndarray:
+        """``(N,)`` bool: the replies of each segment (one roll) worth a full evaluation:
+        its ``keep`` best by the pruning net, less those more than ``margin`` (equity)
+        below its best."""
+        if margin == np.inf and afterstates.shape[0] <= self.keep * (offsets.shape[0] - 1):
             counts = np.diff(offsets)
             if (counts <= self.keep).all():
                 return np.ones(afterstates.shape[0], dtype=bool)
-        return top_per_segment(self.scores(afterstates), offsets, self.keep)
+        return top_per_segment(self.scores(afterstates), offsets, self.keep, margin)
 
 
 def pruner_path(rules: RuleSet | str = "standard") -> Path | None:
