@@ -12,10 +12,13 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nard_rl.cli import main
 from nard_rl.nets.encoding import get_encoding
 from nard_rl.nets.network import NetSpec, save_checkpoint
+from nard_rl.training.supervised import dataset
 from nard_rl.training.supervised.dataset import (
     deposit,
     load_dataset,
@@ -142,7 +145,7 @@ def test_each_board_once_with_the_deepest_label(tmp_path: Path) -> None:
     shallow = np.full((6, 5), 0.25, dtype=np.float32)
     deep = np.full((6, 5), 0.75, dtype=np.float32)
     s1 = _shard(tmp_path / "one", 0, 6, seed=1, ply=1, boards=boards, probs=shallow)
-    s2 = _shard(tmp_path / "two", 0, 6, seed=2, ply=2, boards=boards[:3], probs=deep[:3])
+    s2 = _shard(tmp_path / "two", 0, 3, seed=2, ply=2, boards=boards[:3], probs=deep[:3])
     deposit([s1], tmp_path / "ds", teacher="t", teacher_path=teacher)
     deposit([s2], tmp_path / "ds", teacher="t", teacher_path=teacher)
     rows = load_dataset(tmp_path / "ds", "standard")
@@ -386,3 +389,93 @@ def test_reading_beside_a_running_relabel_loses_no_board(
         got = load_dataset(root, "standard")
         monkeypatch.setattr(ds, "_read_part", read_part)
         assert np.array_equal(np.unique(got["boards"], axis=0), full), (started, first_step)
+
+
+def _format1_part(path: Path, data: dict[str, np.ndarray], meta: dict[str, Any]) -> None:
+    """A part as format 1 wrote it (``np.savez_compressed`` columns), for the readers'
+    backward compatibility."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    q = {k: np.round(np.clip(data[k], 0, 1) * 65535).astype(np.uint16) for k in ("probs", "probs0")}
+    np.savez_compressed(
+        path,
+        meta=json.dumps({**meta, "format": 1}),
+        boards=data["boards"].astype(np.int8),
+        decision=data["decision"].astype(np.int32),
+        rank0=data["rank0"].astype(np.int8),
+        disagree=data["disagree"].astype(bool),
+        **q,
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(0, 300),
+    seed=st.integers(0, 2**32 - 1),
+    extremes=st.booleans(),
+)
+def test_part_codec_gives_every_row_back(n: int, seed: int, extremes: bool) -> None:
+    rng = np.random.default_rng(seed)
+    probs = rng.random((n, 5)).astype(np.float32)
+    probs0 = rng.random((n, 5)).astype(np.float32)
+    if extremes and n:  # the residual wraps around uint16 both ways
+        probs[:, 0], probs0[:, 0] = 0.0, 1.0
+        probs[:, 1], probs0[:, 1] = 1.0, 0.0
+    compact = {
+        "boards": rng.integers(-15, 16, size=(n, 26)).astype(np.int8),
+        "probs": dataset._quantise(probs),
+        "probs0": dataset._quantise(probs0),
+        "decision": np.sort(rng.integers(0, 2**31 - 1, size=n)).astype(np.int32),
+        "rank0": rng.integers(-128, 128, size=n).astype(np.int8),
+        "disagree": rng.random(n) < 0.3,
+    }
+    back = dataset._unpack(dataset._pack(compact), n)
+    for key, value in compact.items():
+        assert np.array_equal(back[key], value.reshape(back[key].shape)), key
+
+
+def test_quantised_labels_survive_a_read_and_a_rewrite_exactly() -> None:
+    every = np.arange(65536, dtype=np.uint16)
+    assert np.array_equal(dataset._quantise(dataset._dequantise(every)), every)
+
+
+def test_damaged_or_unknown_parts_are_refused_with_their_path(tmp_path: Path) -> None:
+    folder = deposit(
+        [_shard(tmp_path / "run", 0, 30)],
+        tmp_path / "ds",
+        teacher="g",
+        teacher_path=_teacher(tmp_path),
+    )
+    part = folder / "part_00000.npz"
+    with np.load(part) as z:
+        meta, packed = str(z["meta"]), z["packed"].copy()
+    packed[len(packed) // 2] ^= 0xFF
+    np.savez(part, meta=meta, packed=packed)
+    with pytest.raises(ValueError, match="damaged dataset part"):
+        load_dataset(tmp_path / "ds", "standard")
+    np.savez(part, meta=json.dumps({**json.loads(meta), "format": 99}), packed=packed)
+    with pytest.raises(ValueError, match="format 99"):
+        load_dataset(tmp_path / "ds", "standard")
+
+
+def test_compact_rewrites_format1_parts_smaller_with_the_same_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shards = [_shard(tmp_path / "run", i, 400) for i in range(3)]
+    teacher = _teacher(tmp_path)
+    folder = deposit(shards, tmp_path / "ds", teacher="gen6", teacher_path=teacher)
+    for i, shard in enumerate(shards):  # the same rows as the parts format 1 wrote
+        data, meta = read_shard(shard)
+        data["boards"] = np.sort(data["boards"], axis=0)  # neighbouring rows alike, as in play
+        _format1_part(folder / f"part_{i:05d}.npz", data, {**meta, "source": folder.name})
+    want = load_dataset(tmp_path / "ds", "standard")
+    old_bytes = sum(p.stat().st_size for p in folder.glob("part_*.npz"))
+    assert main(["dataset", "--root", str(tmp_path / "ds"), "compact"]) == 0
+    assert "3 parts rewritten in format 2" in capsys.readouterr().out
+    assert sum(p.stat().st_size for p in folder.glob("part_*.npz")) < old_bytes
+    got = load_dataset(tmp_path / "ds", "standard")
+    for key in want:
+        assert np.array_equal(got[key], want[key]), key
+    for part in folder.glob("part_*.npz"):
+        assert dataset._part_meta(part)["format"] == dataset.FORMAT
+    # nothing left to do: idempotent
+    assert dataset.compact(tmp_path / "ds")[0] == 0

@@ -6,6 +6,7 @@
 * ``nard dataset relabel SOURCE --teacher NAME``: label a source's boards again, retiring
   each old part as its relabel is written;
 * ``nard dataset retire [SOURCE]``: delete parts a relabel supersedes;
+* ``nard dataset compact``: rewrite parts of older formats in the latest (smaller) one;
 * ``nard dataset card``: rewrite ``CARD.md`` from what is stored;
 * ``nard dataset info [--json]``: per source counts and provenance.
 """
@@ -32,7 +33,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add.add_argument(
         "--checkpoint", type=Path, required=True, help="the teacher's checkpoint (for its hash)"
     )
-    add.add_argument("--budget-mb", type=float, default=None, help="size limit in MB (default 40)")
+    add.add_argument(
+        "--budget-mb",
+        type=float,
+        default=None,
+        help="size limit in MB (default: the dataset's budget)",
+    )
     rel = sub.add_parser("relabel", help="label a source's boards again with a better teacher")
     rel.add_argument("source", help="the source's name (see nard dataset info)")
     rel.add_argument("--teacher", required=True, help="the new teacher's readable name")
@@ -50,6 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "retire", help="delete parts a relabel supersedes (they stay in the history)"
     )
     ret.add_argument("source", nargs="?", default=None, help="only this source's parts")
+    sub.add_parser("compact", help="rewrite parts of older formats in the latest, smaller one")
     sub.add_parser("card", help="rewrite CARD.md")
     info = sub.add_parser("info", help="per source counts and provenance")
     info.add_argument("--json", action="store_true", help="one JSON object")
@@ -102,6 +109,10 @@ def run(args: argparse.Namespace) -> int:
         elif args.action == "retire":
             gone = dataset.retire(args.root, args.source)
             print(f"{len(gone)} superseded parts retired")
+            print(f"card: {dataset.write_card(args.root)}")
+        elif args.action == "compact":
+            n, before, after = dataset.compact(args.root, progress=True)
+            print(f"{n} parts rewritten in format {dataset.FORMAT}: {before:.1f} -> {after:.1f} MB")
             print(f"card: {dataset.write_card(args.root)}")
         elif args.action == "card":
             print(dataset.write_card(args.root))
