@@ -13,9 +13,10 @@ A *source* is one labelling job: one teacher (its checkpoint's SHA-256, and whet
 race net answered races), one method and depth (``ply2``, ``rollout``, ...), one seed and
 generation, so its positions are a pure function of what ``SOURCE.json`` records and are
 never labelled twice (``deposit`` refuses a second source with the same positions).  A
-part stores the board as 26 int8, the label and the teacher's 0-ply view as uint16
-probabilities (steps of 1.5e-5, far below label noise), the decision id, the 0-ply rank
-and the disagreement flag: about 21 bytes a row (``FORMAT``).
+part stores the board as 26 int8, the label as probabilities in steps of 1/4080 (2.5e-4,
+a hundredth of a 2-ply label's own error) and the teacher's 0-ply view in steps of 1/255
+(it is kept for provenance and statistics; fitting never reads it), the decision id, the
+0-ply rank and the disagreement flag: about 15 bytes a row (``FORMAT``).
 
 Relabelling policy.  ``load_dataset`` answers every board once: where several sources
 labelled the same afterstate, the row of the deepest method wins, then the newest teacher
@@ -52,25 +53,31 @@ import numpy as np
 from nard_rl.training.supervised.label import SHARD_FIELDS, read_shard
 from nard_rl.util.io import atomic_write
 
-FORMAT = 2
+FORMAT = 3
 """Version of the part format, bumped when a field or its coding changes.  1: the columns
 as ``np.savez_compressed`` arrays (about 27 bytes a row).  2: one xz stream of the columns
 laid out column by column and byte plane by byte plane, with the label stored as its
 difference from the teacher's 0-ply view and the decision ids as steps (about 21 bytes a
-row, 23% less on the dataset of 1.69 million rows: neighbouring rows are afterstates of
-one position, so each plane is long runs of near-equal bytes).  Parts of every format in
-``READABLE_FORMATS`` are read; new parts are written in the latest, and ``compact``
-rewrites older ones."""
-READABLE_FORMATS = (1, 2)
+row: neighbouring rows are afterstates of one position, so each plane is long runs of
+near-equal bytes).  3: format 2's stream with the label in steps of 1/4080 and the 0-ply
+view in steps of 1/255 instead of both in 1/65535 (about 15 bytes a row, 29% less: the
+low bits of a label were noise that xz had to keep; a label moves by at most 1.2e-4, its
+cubeless equity by at most 7e-4 and by 2e-4 RMS, where a 2-ply label is some 2e-2 from
+the truth).  Parts of every format in ``READABLE_FORMATS`` are read; new parts are
+written in the latest, and ``compact`` rewrites older ones."""
+READABLE_FORMATS = (1, 2, 3)
+STEPS = {1: (65535, 65535), 2: (65535, 65535), 3: (4080, 255)}
+"""Per format, the number of steps of [0, 1] of the label and of the 0-ply view.  The
+label's count is a multiple of the view's, so the view scaled up predicts the label
+exactly in integers and the residual the stream keeps is small."""
 ROOT = Path("datasets")
 """Where ``nard pipeline`` and ``nard dataset`` look by default (relative to the working
 directory: the repository root when run from a checkout)."""
 BUDGET_MB = 46.0
 """The total size the committed dataset may reach; ``deposit`` refuses to pass it.  At
-about 21 bytes a row (format 2) that is 2.2 million rows; the bound keeps a checkout small enough
-to travel whole to an accelerator machine (64 MiB with the nets, the code, the
+about 15 bytes a row (format 3) that is some 3 million rows; the bound keeps a checkout
+small enough to travel whole to an accelerator machine (64 MiB with the nets, the code, the
 validation sets and the burst's wheels; ``scripts/gpu_wheels.sh`` checks it)."""
-SCALE = 65535.0
 METHOD_DEPTH = {"ply0": 0, "ply1": 1, "ply2": 2, "ply3": 3, "rollout": 4, "outcome": 0}
 """How strong a label method is, for choosing between two labels of one board."""
 
@@ -121,12 +128,12 @@ def source_name(teacher: str, method: str, race_net: bool, seed: int, generation
     return f"{safe}{'+race' if race_net else ''}-{method}-s{seed}-g{generation}"
 
 
-def _quantise(p: np.ndarray) -> np.ndarray:
-    return np.round(np.clip(p, 0.0, 1.0) * SCALE).astype(np.uint16)
+def _quantise(p: np.ndarray, steps: int) -> np.ndarray:
+    return np.round(np.clip(p, 0.0, 1.0) * steps).astype(np.uint16)
 
 
-def _dequantise(q: np.ndarray) -> np.ndarray:
-    return (q.astype(np.float32) / np.float32(SCALE)).astype(np.float32)
+def _dequantise(q: np.ndarray, steps: int) -> np.ndarray:
+    return (q.astype(np.float32) / np.float32(steps)).astype(np.float32)
 
 
 def _sources(root: Path, rules: str | None = None) -> list[tuple[Path, Source]]:
@@ -270,9 +277,12 @@ def _unplanes(buf: bytes, offset: int, n: int, dtype: type, k: int) -> tuple[np.
     return np.ascontiguousarray(raw).view(dtype).reshape(k, n).T.copy(), offset + length
 
 
-def _pack(compact: dict[str, np.ndarray]) -> bytes:
-    """Format 2's xz stream (see ``FORMAT``); ``_unpack`` inverts it exactly."""
-    residual = compact["probs"] - compact["probs0"]  # uint16 arithmetic wraps: exact inverse
+def _pack(compact: dict[str, np.ndarray], fmt: int = FORMAT) -> bytes:
+    """Format 2's or 3's xz stream (see ``FORMAT``) of quantised columns; ``_unpack``
+    inverts it exactly."""
+    ratio = np.uint16(STEPS[fmt][0] // STEPS[fmt][1])
+    # uint16 arithmetic wraps: an exact inverse whatever the sign of the residual
+    residual = compact["probs"] - compact["probs0"] * ratio
     steps = np.diff(compact["decision"].astype(np.int64), prepend=0).astype(np.int32)
     blob = b"".join(
         (
@@ -287,7 +297,7 @@ def _pack(compact: dict[str, np.ndarray]) -> bytes:
     return lzma.compress(blob, format=lzma.FORMAT_XZ, preset=6)
 
 
-def _unpack(packed: bytes, n: int) -> dict[str, np.ndarray]:
+def _unpack(packed: bytes, n: int, fmt: int = FORMAT) -> dict[str, np.ndarray]:
     blob = lzma.decompress(packed, format=lzma.FORMAT_XZ)  # xz checks its CRC64
     boards, at = _unplanes(blob, 0, n, np.int8, 26)
     probs0, at = _unplanes(blob, at, n, np.uint16, 5)
@@ -299,7 +309,7 @@ def _unpack(packed: bytes, n: int) -> dict[str, np.ndarray]:
         raise ValueError(f"{len(blob)} bytes do not hold {n} rows")
     return {
         "boards": boards,
-        "probs": probs0 + residual,
+        "probs": probs0 * np.uint16(STEPS[fmt][0] // STEPS[fmt][1]) + residual,
         "probs0": probs0,
         "decision": np.cumsum(steps.ravel().astype(np.int64)),
         "rank0": rank0.ravel(),
@@ -311,8 +321,8 @@ def _write_part(path: Path, data: dict[str, np.ndarray], meta: dict[str, Any]) -
     """One part in the latest format (``FORMAT``), written atomically."""
     compact = {
         "boards": np.asarray(data["boards"], dtype=np.int8).reshape(-1, 26),
-        "probs": _quantise(np.asarray(data["probs"])).reshape(-1, 5),
-        "probs0": _quantise(np.asarray(data["probs0"])).reshape(-1, 5),
+        "probs": _quantise(np.asarray(data["probs"]), STEPS[FORMAT][0]).reshape(-1, 5),
+        "probs0": _quantise(np.asarray(data["probs0"]), STEPS[FORMAT][1]).reshape(-1, 5),
         "decision": np.asarray(data["decision"]).astype(np.int32),
         "rank0": np.asarray(data["rank0"]).astype(np.int8),
         "disagree": np.asarray(data["disagree"]).astype(bool),
@@ -350,13 +360,13 @@ def _read_part(path: Path) -> dict[str, np.ndarray]:
             q = {k: z[k] for k in ("boards", "probs", "probs0", "decision", "rank0", "disagree")}
         else:
             try:
-                q = _unpack(z["packed"].tobytes(), int(meta["rows"]))
+                q = _unpack(z["packed"].tobytes(), int(meta["rows"]), fmt)
             except (lzma.LZMAError, ValueError, KeyError) as exc:
                 raise ValueError(f"{path}: damaged dataset part ({exc})") from exc
     return {
         "boards": q["boards"].astype(np.int8),
-        "probs": _dequantise(q["probs"]),
-        "probs0": _dequantise(q["probs0"]),
+        "probs": _dequantise(q["probs"], STEPS[fmt][0]),
+        "probs0": _dequantise(q["probs0"], STEPS[fmt][1]),
         "decision": q["decision"].astype(np.int64),
         "rank0": q["rank0"].astype(np.int8),
         "disagree": q["disagree"].astype(bool),
@@ -366,8 +376,12 @@ def _read_part(path: Path) -> dict[str, np.ndarray]:
 def compact(root: str | Path, *, progress: bool = False) -> tuple[int, float, float]:
     """Rewrite every part older than ``FORMAT`` in the latest format (atomically, part by
     part, so an interrupted run resumes and readers beside it see one or the other
-    coding); returns ``(parts rewritten, MB before, MB after)``.  The rows are unchanged
-    (``_write_part`` checks that each reads back equal before it replaces the old file)."""
+    coding); returns ``(parts rewritten, MB before, MB after)``.  Boards, decisions, ranks
+    and flags are unchanged and the label and 0-ply view are rounded to the latest
+    format's steps (``STEPS``), nothing more: ``_write_part`` checks that each part reads
+    back equal to what it quantised before it replaces the old file, and a part read and
+    written again in its own format comes back bit for bit.  The earlier coding stays in
+    the repository's history."""
     from nard_rl.util.progress import progress_bar
 
     root = Path(root)
