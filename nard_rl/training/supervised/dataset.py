@@ -277,12 +277,16 @@ def _unplanes(buf: bytes, offset: int, n: int, dtype: type, k: int) -> tuple[np.
     return np.ascontiguousarray(raw).view(dtype).reshape(k, n).T.copy(), offset + length
 
 
+def _view_to_label(fmt: int) -> np.uint16:
+    """The factor that carries a 0-ply view's steps to its label's (``STEPS``)."""
+    return np.uint16(STEPS[fmt][0] // STEPS[fmt][1])
+
+
 def _pack(compact: dict[str, np.ndarray], fmt: int = FORMAT) -> bytes:
     """Format 2's or 3's xz stream (see ``FORMAT``) of quantised columns; ``_unpack``
     inverts it exactly."""
-    ratio = np.uint16(STEPS[fmt][0] // STEPS[fmt][1])
     # uint16 arithmetic wraps: an exact inverse whatever the sign of the residual
-    residual = compact["probs"] - compact["probs0"] * ratio
+    residual = compact["probs"] - compact["probs0"] * _view_to_label(fmt)
     steps = np.diff(compact["decision"].astype(np.int64), prepend=0).astype(np.int32)
     blob = b"".join(
         (
@@ -309,7 +313,7 @@ def _unpack(packed: bytes, n: int, fmt: int = FORMAT) -> dict[str, np.ndarray]:
         raise ValueError(f"{len(blob)} bytes do not hold {n} rows")
     return {
         "boards": boards,
-        "probs": probs0 * np.uint16(STEPS[fmt][0] // STEPS[fmt][1]) + residual,
+        "probs": probs0 * _view_to_label(fmt) + residual,
         "probs0": probs0,
         "decision": np.cumsum(steps.ravel().astype(np.int64)),
         "rank0": rank0.ravel(),
